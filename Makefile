@@ -1,0 +1,41 @@
+# The two commands of the quick start: `make demo` and `make test`.
+# Both create .venv, install infersight with its test extras, and install the
+# Debian packages the tests and the demo need (prometheus/promtool, victoria-metrics).
+
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint typecheck unit system-deps bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+system-deps:
+	@scripts/ensure-system-deps.sh
+
+demo: $(STAMP) system-deps
+	$(BIN)/infersight demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -m "not server"
+
+test: $(STAMP) system-deps lint typecheck
+	$(BIN)/pytest -q
+
+bench: $(STAMP) system-deps
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages infersight's demo and tests use, when they are missing.
+# As root it runs apt-get itself (one `apt-get update` first, as a fresh machine needs);
+# as another user it prints the one command to run and fails.
+set -euo pipefail
+
+need=()
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)      # brings promtool too
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+if [ "$(id -u)" -ne 0 ]; then
+  echo "infersight needs Debian packages: ${need[*]}. Run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${need[*]}" >&2
+  exit 1
+fi
+echo "Installing Debian packages: ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,109 @@
+"""Canonical signals: the vocabulary shared by sources, detection and diagnosis.
+
+The engine never sees an exporter's metric name, only these. Each signal has a layer (in the
+seed's order of investigation), a unit already normalised at the edge, the direction that means
+trouble, and how several series of one instance combine into one value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+
+
+class Layer(StrEnum):
+    """The five layers of seed §2.1, in the order §2.3 walks them."""
+
+    ACCESS = "access"
+    SERVICE = "service"
+    INFERENCE = "inference"
+    DEPENDENCY = "dependency"
+    INFRASTRUCTURE = "infrastructure"
+
+    @property
+    def order(self) -> int:
+        return list(Layer).index(self)
+
+
+Unit = Literal["s", "ratio", "bytes", "celsius", "MHz", "W", "count", "per_s", "cores", "code"]
+Direction = Literal["up", "down", "both"]
+Combine = Literal["sum", "mean", "max", "min"]
+
+_UNITS = set(Unit.__args__)  # type: ignore[attr-defined]
+_DIRECTIONS = set(Direction.__args__)  # type: ignore[attr-defined]
+_COMBINES = set(Combine.__args__)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    layer: Layer
+    unit: Unit
+    bad: Direction
+    combine: Combine
+    description: str
+    seed: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "layer": self.layer.value,
+            "unit": self.unit,
+            "bad": self.bad,
+            "combine": self.combine,
+            "description": self.description,
+            "seed": self.seed,
+        }
+
+
+class UnknownSignalError(KeyError):
+    def __str__(self) -> str:
+        return f"unknown signal {self.args[0]!r}; `infersight signals` lists the known ones"
+
+
+def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
+    signals: dict[str, Signal] = {}
+    for layer_name, entries in raw.items():
+        layer = Layer(layer_name)
+        for name, spec in entries.items():
+            prefix = "infra" if layer is Layer.INFRASTRUCTURE else layer.value
+            if not name.startswith(prefix + "."):
+                raise ValueError(f"signal {name!r} is listed under layer {layer_name!r}")
+            for field, allowed in (("unit", _UNITS), ("bad", _DIRECTIONS), ("combine", _COMBINES)):
+                if spec.get(field) not in allowed:
+                    raise ValueError(
+                        f"signal {name!r}: {field}={spec.get(field)!r} not in {sorted(allowed)}"
+                    )
+            signals[name] = Signal(
+                name=name,
+                layer=layer,
+                unit=spec["unit"],
+                bad=spec["bad"],
+                combine=spec["combine"],
+                description=str(spec["description"]),
+                seed=str(spec["seed"]),
+            )
+    return signals
+
+
+@cache
+def all_signals() -> dict[str, Signal]:
+    """Every canonical signal by name, in layer order."""
+    text = resources.files("infersight.catalog").joinpath("signals.yaml").read_text("utf-8")
+    return _parse(yaml.safe_load(text))
+
+
+def get_signal(name: str) -> Signal:
+    try:
+        return all_signals()[name]
+    except KeyError:
+        raise UnknownSignalError(name) from None
+
+
+def signals_in(layer: Layer) -> list[Signal]:
+    return [s for s in all_signals().values() if s.layer is layer]

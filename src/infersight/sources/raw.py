@@ -1,0 +1,89 @@
+"""Raw samples as an exporter emitted them, before mapping to canonical signals.
+
+Imports (text exposition, OpenMetrics, Prometheus query_range JSON) produce a RawStore; the
+local PromQL evaluator reads one to compute canonical signals without a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Labels = tuple[tuple[str, str], ...]  # sorted (name, value) pairs, without __name__
+FloatArray = npt.NDArray[np.float64]
+
+
+def labels_of(mapping: Mapping[str, str]) -> Labels:
+    """Canonical, hashable label set (sorted, `__name__` dropped)."""
+    return tuple(sorted((k, v) for k, v in mapping.items() if k != "__name__"))
+
+
+@dataclass(frozen=True)
+class RawSeries:
+    name: str
+    labels: Labels
+    ts: FloatArray  # epoch seconds, strictly increasing
+    values: FloatArray
+
+    @property
+    def label_map(self) -> dict[str, str]:
+        return dict(self.labels)
+
+
+class RawStore:
+    """Series by (metric name, labels); samples appended in any order, sorted on `freeze`."""
+
+    def __init__(self) -> None:
+        self._ts: dict[tuple[str, Labels], list[float]] = {}
+        self._vals: dict[tuple[str, Labels], list[float]] = {}
+        self._frozen: dict[tuple[str, Labels], RawSeries] | None = None
+
+    def add(self, name: str, labels: Labels, ts: float, value: float) -> None:
+        key = (name, labels)
+        self._ts.setdefault(key, []).append(ts)
+        self._vals.setdefault(key, []).append(value)
+        self._frozen = None
+
+    def add_many(
+        self, name: str, labels: Labels, ts: Iterable[float], values: Iterable[float]
+    ) -> None:
+        key = (name, labels)
+        self._ts.setdefault(key, []).extend(ts)
+        self._vals.setdefault(key, []).extend(values)
+        self._frozen = None
+
+    def _freeze(self) -> dict[tuple[str, Labels], RawSeries]:
+        if self._frozen is None:
+            out: dict[tuple[str, Labels], RawSeries] = {}
+            for key, ts_list in self._ts.items():
+                ts = np.asarray(ts_list, dtype=np.float64)
+                vals = np.asarray(self._vals[key], dtype=np.float64)
+                order = np.argsort(ts, kind="stable")
+                ts, vals = ts[order], vals[order]
+                # a repeated timestamp keeps its last value, as a re-scrape would
+                keep = np.append(ts[1:] != ts[:-1], True)
+                out[key] = RawSeries(key[0], key[1], ts[keep], vals[keep])
+            self._frozen = out
+        return self._frozen
+
+    def __iter__(self) -> Iterator[RawSeries]:
+        return iter(self._freeze().values())
+
+    def __len__(self) -> int:
+        return len(self._ts)
+
+    def names(self) -> set[str]:
+        return {name for name, _ in self._ts}
+
+    def series(self, name: str) -> list[RawSeries]:
+        return [s for (n, _), s in self._freeze().items() if n == name]
+
+    def time_range(self) -> tuple[float, float] | None:
+        """(first, last) sample time over all series, None when empty."""
+        spans = [(s.ts[0], s.ts[-1]) for s in self if s.ts.size]
+        if not spans:
+            return None
+        return float(min(a for a, _ in spans)), float(max(b for _, b in spans))
