@@ -1,0 +1,60 @@
+"""The `infersight` command. Thin: parse arguments, call the library, render the result."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from infersight.cli import bundle_cmds, catalog_cmds, pull_cmds
+from infersight.cli.common import CommandError, err_console
+
+app = typer.Typer(
+    name="infersight",
+    help=(
+        "Which layer of your AI inference service broke, and why, with the evidence.\n\n"
+        "Start with `infersight demo`; point it at your Prometheus with "
+        "`infersight probe --prometheus URL`."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+app.command("signals")(catalog_cmds.signals)
+app.command("exporters")(catalog_cmds.exporters)
+app.command("probe")(pull_cmds.probe)
+app.command("pull")(pull_cmds.pull)
+app.add_typer(bundle_cmds.app, name="bundle")
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions whose message is already the one line a user should see."""
+    from infersight.bundle import BundleError
+    from infersight.exporters import CatalogError
+    from infersight.signals import UnknownSignalError
+    from infersight.sources.errors import SourceError
+    from infersight.sources.exposition import ExpositionError
+    from infersight.sources.promjson import PromJSONError
+
+    return (
+        BundleError,
+        CatalogError,
+        ExpositionError,
+        PromJSONError,
+        SourceError,
+        UnknownSignalError,
+    )
+
+
+def main() -> None:
+    try:
+        app()
+    except CommandError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.code)
+    except _user_errors() as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

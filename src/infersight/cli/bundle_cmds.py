@@ -1,0 +1,214 @@
+"""`infersight bundle inspect|import`: look inside evidence bundles, make them from files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
+from infersight.cli.common import EXIT_USAGE, console, fail, print_json
+from infersight.exporters import load_catalog
+from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+
+app = typer.Typer(help="Evidence bundles: one file with the frozen scene.", no_args_is_help=True)
+
+
+def _signal_rows(bundle: Any) -> list[dict[str, Any]]:
+    rows = []
+    frame = bundle.frame
+    for name in frame.signals:
+        s = frame.get(name)
+        vals = s.values[~np.isnan(s.values)]
+        rows.append(
+            {
+                "signal": name,
+                "instances": len(s.instances),
+                "points": int(vals.size),
+                "min": float(vals.min()) if vals.size else None,
+                "median": float(np.median(vals)) if vals.size else None,
+                "max": float(vals.max()) if vals.size else None,
+            }
+        )
+    return rows
+
+
+@app.command("inspect")
+def inspect(
+    bundle: Annotated[Path, typer.Argument(help="A bundle: NAME.tar.gz or a directory.")],
+    show_signals: Annotated[
+        bool, typer.Option("--signals", help="Also list every signal with its value range.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify a bundle (every member's sha256, schema, types) and summarise what it holds."""
+    from infersight.bundle import read_bundle, summarize
+
+    b = read_bundle(bundle)
+    summary = summarize(b).to_dict()
+    if show_signals or as_json:
+        summary["signal_stats"] = _signal_rows(b)
+    if as_json:
+        print_json(summary)
+        return
+    src = ", ".join(f"{k}={v}" for k, v in summary["source"].items())
+    console.print(f"[bold]{bundle}[/] ({summary['file_size']:,} bytes), verified; source: {src}")
+    for w in summary["windows"]:
+        console.print(
+            f"  window {w['name']}: {iso(w['start'])} → {iso(w['end'])} every {w['step']:g}s, "
+            f"{w['points']:,} points"
+        )
+    layers = ", ".join(f"{k} {v}" for k, v in summary["signals_per_layer"].items())
+    console.print(
+        f"  {summary['signal_count']} signals × {summary['instance_count']} instances ({layers})"
+    )
+    if summary["missing"]:
+        t = Table(title=f"{len(summary['missing'])} signals unavailable (not healthy: unknown)")
+        t.add_column("signal", no_wrap=True)
+        t.add_column("why", overflow="fold")
+        for k, v in summary["missing"].items():
+            t.add_row(k, v)
+        console.print(t)
+    if summary["artifacts"]:
+        console.print(
+            "  artifacts: " + ", ".join(f"{k} ({v:,} B)" for k, v in summary["artifacts"].items())
+        )
+    if show_signals:
+        t = Table(title="signals (incident window)")
+        for col in ("signal", "instances", "points", "min", "median", "max"):
+            t.add_column(col, no_wrap=col == "signal")
+        for r in summary["signal_stats"]:
+            fmt = [f"{r[k]:.4g}" if r[k] is not None else "-" for k in ("min", "median", "max")]
+            t.add_row(r["signal"], str(r["instances"]), str(r["points"]), *fmt)
+        console.print(t)
+
+
+@app.command("import")
+def import_files(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Text exposition / OpenMetrics files (saved /metrics scrapes), or Prometheus "
+            "query_range JSON responses (*.json)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Bundle to write.")],
+    interval: Annotated[
+        str | None,
+        typer.Option(
+            "--interval",
+            help="Time between untimestamped scrapes (each file, or each `# EOF` block, is one).",
+        ),
+    ] = None,
+    start: Annotated[
+        str | None, typer.Option("--start", help="Time of the first untimestamped scrape.")
+    ] = None,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            "--instance", help="Instance label for samples without one (default: file stem)."
+        ),
+    ] = None,
+    same_time: Annotated[
+        bool,
+        typer.Option(
+            "--same-time",
+            help="The files are different targets scraped at the same moments, not successive "
+            "scrapes of one target.",
+        ),
+    ] = False,
+    metric_name: Annotated[
+        str | None,
+        typer.Option("--metric-name", help="Metric name for query_range series without __name__."),
+    ] = None,
+    step: Annotated[
+        str | None, typer.Option("--step", help="Grid resolution (default: --interval or 15s).")
+    ] = None,
+    window: Annotated[str, typer.Option("--rate-window", help="Window of rate().")] = "5m",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing bundle.")
+    ] = False,
+    as_json: JsonOpt = False,
+    mappings: MappingsOpt = None,
+) -> None:
+    """Turn saved scrapes or query_range JSON into a bundle of canonical signals.
+
+    Exporter names are mapped to canonical signals exactly as `pull` does on a live server.
+
+    Examples:
+
+      infersight bundle import scrape-*.prom --interval 15s --start 2026-12-02T02:00:00Z -o b.tar.gz
+
+      infersight bundle import vllm.json dcgm.json -o b.tar.gz
+    """
+    from infersight.bundle import write_bundle
+    from infersight.sources.exposition import read_exposition
+    from infersight.sources.local import canonical_frame
+    from infersight.sources.promjson import read_promjson
+    from infersight.sources.raw import RawStore
+
+    for f in files:
+        if not f.is_file():
+            fail(f"{f}: no such file", EXIT_USAGE)
+    if out.exists() and not overwrite:
+        fail(f"{out} exists; pass --overwrite to replace it, or choose another -o", EXIT_USAGE)
+    try:
+        interval_s = parse_duration(interval) if interval else None
+        start_s = parse_time(start) if start else None
+        step_s = parse_duration(step) if step else (interval_s or 15.0)
+        rate_window = promql_duration(parse_duration(window))
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    json_files = [f for f in files if f.suffix == ".json"]
+    text_files = [f for f in files if f.suffix != ".json"]
+    store = RawStore()
+    for f in json_files:
+        for s in read_promjson(f, name=metric_name):
+            store.add_many(s.name, s.labels, s.ts.tolist(), s.values.tolist())
+    if text_files:
+        if interval_s is not None and start_s is None:
+            fail("--interval needs --start (the time of the first scrape)", EXIT_USAGE)
+        scraped = read_exposition(
+            text_files,
+            instance=instance,
+            start=start_s,
+            interval=interval_s,
+            clock="per_file" if same_time else "sequential",
+        )
+        for s in scraped:
+            store.add_many(s.name, s.labels, s.ts.tolist(), s.values.tolist())
+    span = store.time_range()
+    if span is None:
+        fail("the files hold no samples", EXIT_USAGE)
+    first, last = span
+    catalog = load_catalog(mappings or [])
+    res = canonical_frame(store, catalog, first, last, step_s, rate_window)
+    if not res.frame.signals:
+        fail(
+            "no canonical signal could be computed: none of the metric names belongs to a known "
+            "exporter (see `infersight exporters`, or add a mapping folder with --mappings)"
+        )
+    source = {"kind": "bundle-import", "files": ", ".join(f.name for f in files)}
+    path = write_bundle(
+        out, {"incident": res.frame}, source, missing=res.missing, overwrite=overwrite
+    )
+    summary = {
+        "bundle": str(path),
+        "start": first,
+        "end": last,
+        "step": step_s,
+        "raw_series": len(store),
+        "signals": res.frame.signals,
+        "instances": res.frame.instances,
+        "missing": res.missing,
+    }
+    if as_json:
+        print_json(summary)
+        return
+    console.print(
+        f"wrote [bold]{path}[/]: {len(store)} raw series → {len(res.frame.signals)} signals × "
+        f"{len(res.frame.instances)} instances, {iso(first)} → {iso(last)}"
+    )

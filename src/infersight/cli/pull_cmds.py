@@ -1,0 +1,170 @@
+"""`infersight probe` and `infersight pull`: what a live server offers, and freezing the scene."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
+from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json, progress_bar
+from infersight.cli.connection import (
+    BasicOpt,
+    BearerOpt,
+    CaOpt,
+    Connection,
+    InsecureOpt,
+    PrometheusOpt,
+    TimeoutOpt,
+)
+from infersight.exporters import load_catalog
+from infersight.frame import MetricFrame
+from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+
+SignalsOpt = Annotated[
+    str | None,
+    typer.Option("--signals", help="Comma-separated canonical signals (default: all)."),
+]
+
+
+def _signal_list(text: str | None) -> list[str] | None:
+    from infersight.signals import get_signal
+
+    if text is None:
+        return None
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    for n in names:
+        get_signal(n)  # raises UnknownSignalError with a hint
+    return names
+
+
+def probe(
+    prometheus: PrometheusOpt,
+    signals: SignalsOpt = None,
+    as_json: JsonOpt = False,
+    mappings: MappingsOpt = None,
+    bearer_token: BearerOpt = None,
+    basic_auth: BasicOpt = None,
+    ca_file: CaOpt = None,
+    insecure: InsecureOpt = False,
+    timeout: TimeoutOpt = 30.0,
+) -> None:
+    """Which exporters a server has, which signals each layer is covered by, what is missing.
+
+    A missing signal is reported as unavailable, with the reason, never as healthy.
+
+    Example: infersight probe --prometheus http://localhost:9090
+    """
+    from infersight.sources.probe import probe as run_probe
+
+    conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
+    result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals))
+    if as_json:
+        print_json(result.to_dict())
+        return
+    console.print(
+        f"[bold]{result.url}[/]: {len(result.metric_names)} metric names; exporter families: "
+        f"{', '.join(result.families) or 'none recognised'}"
+    )
+    table = Table(title="coverage per layer (unavailable means unknown, not healthy)")
+    table.add_column("layer", no_wrap=True)
+    table.add_column("available", no_wrap=True)
+    table.add_column("unavailable, by reason", overflow="fold")
+    for layer, (have, total) in result.coverage.items():
+        by_reason: dict[str, list[str]] = {}
+        for a in result.signals.values():
+            if a.layer == layer and not a.available:
+                by_reason.setdefault(a.reason, []).append(a.signal.split(".", 1)[1])
+        cell = "\n".join(f"{', '.join(sigs)}: [dim]{why}[/]" for why, sigs in by_reason.items())
+        table.add_row(layer, f"{have}/{total}", cell or "-")
+    console.print(table)
+
+
+def pull(
+    prometheus: PrometheusOpt,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Bundle to write: NAME.tar.gz, or a directory.")
+    ],
+    since: Annotated[str, typer.Option("--since", help="Window length, ending at --at.")] = "1h",
+    at: Annotated[
+        str, typer.Option("--at", help="End of the window: now, now-2h, epoch, ISO 8601.")
+    ] = "now",
+    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    window: Annotated[
+        str, typer.Option("--rate-window", help="Window of rate() and histogram_quantile().")
+    ] = "5m",
+    baselines: Annotated[
+        str,
+        typer.Option(
+            "--baselines",
+            help="Also pull the same window shifted back by each of these (for the detectors' "
+            "baselines: the hour before, yesterday, last week); `none` to skip.",
+        ),
+    ] = "1h,1d,7d",
+    signals: SignalsOpt = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing bundle.")
+    ] = False,
+    as_json: JsonOpt = False,
+    mappings: MappingsOpt = None,
+    bearer_token: BearerOpt = None,
+    basic_auth: BasicOpt = None,
+    ca_file: CaOpt = None,
+    insecure: InsecureOpt = False,
+    timeout: TimeoutOpt = 30.0,
+) -> None:
+    """Freeze the scene: every canonical signal of a window into one evidence bundle.
+
+    Run it before anyone restarts a pod. The bundle holds the window, the same window an hour,
+    a day and a week earlier, and which signals were unavailable and why.
+
+    Example: infersight pull --prometheus http://localhost:9090 --since 1h -o incident.tar.gz
+    """
+    from infersight.bundle import write_bundle
+    from infersight.sources.pull import pull as run_pull
+
+    try:
+        length, step_s, end = parse_duration(since), parse_duration(step), parse_time(at)
+        rate_window = promql_duration(parse_duration(window))
+        shifts = (
+            []
+            if baselines.strip() == "none"
+            else [(b.strip(), parse_duration(b)) for b in baselines.split(",") if b.strip()]
+        )
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if out.exists() and not overwrite:
+        fail(f"{out} exists; pass --overwrite to replace it, or choose another -o", EXIT_USAGE)
+    conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
+    client, catalog, wanted = conn.client(), load_catalog(mappings or []), _signal_list(signals)
+    start = end - length
+    windows: dict[str, MetricFrame] = {}
+    report: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    for name, shift in [("incident", 0.0), *((f"baseline-{b}", s) for b, s in shifts)]:
+        with progress_bar(f"pulling {name}", enabled=not as_json) as update:
+            res = run_pull(
+                client, catalog, start - shift, end - shift, step_s, wanted, rate_window, update
+            )
+        windows[name] = res.frame
+        report[name] = res.to_dict()
+        if name == "incident":
+            missing = dict(res.missing)
+    source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
+    path = write_bundle(out, windows, source, missing=missing, overwrite=overwrite)
+    if as_json:
+        print_json({"bundle": str(path), "windows": report})
+        return
+    inc = windows["incident"]
+    console.print(
+        f"wrote [bold]{path}[/]: {iso(start)} → {iso(end)} every {step}, {len(inc.signals)} "
+        f"signals × {len(inc.instances)} instances, {inc.points()} points; "
+        f"baselines: {', '.join(n for n in windows if n != 'incident') or 'none'}; "
+        f"{sum(r['queries'] for r in report.values())} HTTP queries"
+    )
+    if missing:
+        err_console.print(
+            f"{len(missing)} signals unavailable (see `infersight bundle inspect {path}`)"
+        )

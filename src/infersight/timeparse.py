@@ -1,0 +1,61 @@
+"""Times and durations as people type them on the command line."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(ms|s|m|h|d|w))+$")
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(text: str) -> float:
+    """`90s`, `5m`, `1h30m`, `2d` or plain seconds → seconds."""
+    t = text.strip()
+    try:
+        value = float(t)
+    except ValueError:
+        if not _DURATION.match(t):
+            raise ValueError(f"{text!r} is not a duration; use e.g. 30s, 5m, 1h30m, 2d") from None
+        value = sum(float(n) * _UNIT_S[u] for n, u in _PART.findall(t))
+    if value <= 0:
+        raise ValueError(f"duration {text!r} must be positive")
+    return value
+
+
+def promql_duration(seconds: float) -> str:
+    """Seconds → a PromQL duration literal (`300` → `5m`)."""
+    ms = round(seconds * 1000)
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def parse_time(text: str | None, now: float | None = None) -> float:
+    """`now`, `now-2h`, epoch seconds, or ISO 8601 (`2026-12-02T02:17:00Z`; no zone = UTC)."""
+    current = time.time() if now is None else now
+    if text is None or text.strip() in ("", "now"):
+        return current
+    t = text.strip()
+    if t.startswith("now-"):
+        return current - parse_duration(t[4:])
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a time; use now, now-2h, epoch seconds or 2026-12-02T02:17:00Z"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
