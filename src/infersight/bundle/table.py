@@ -1,0 +1,123 @@
+"""One window of a bundle as Parquet: long form `ts, signal, instance, value`.
+
+`ts` and `value` are float64; `signal` and `instance` are dictionary-encoded strings. NaN is a
+gap and is not stored, so an instance whose row is all NaN is absent after a round trip.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from infersight.frame import MetricFrame, SignalSeries
+
+COLUMNS = ("ts", "signal", "instance", "value")
+#: Largest distance from a grid point, in steps, for a point still to count as on the grid.
+GRID_TOLERANCE = 1e-6
+
+
+def frame_to_parquet(frame: MetricFrame) -> bytes:
+    """Parquet bytes (zstd) of every non-NaN point of the frame."""
+    inst_names = sorted(set(frame.instances))
+    inst_code = {name: i for i, name in enumerate(inst_names)}
+    sig_names = list(frame.series)
+    times = frame.times
+    ts_parts, val_parts, sig_parts, inst_parts = [], [], [], []
+    for s_code, s in enumerate(frame.series.values()):
+        ok = ~np.isnan(s.values)
+        rows, cols = np.nonzero(ok)
+        ts_parts.append(times[cols])
+        val_parts.append(s.values[rows, cols])
+        codes = np.asarray([inst_code[i] for i in s.instances], dtype=np.int32)
+        inst_parts.append(codes[rows])
+        sig_parts.append(np.full(rows.size, s_code, dtype=np.int32))
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+    table = pa.table(
+        {
+            "ts": pa.array(cat(ts_parts, np.float64), pa.float64()),
+            "signal": pa.DictionaryArray.from_arrays(
+                cat(sig_parts, np.int32), pa.array(sig_names, pa.string())
+            ),
+            "instance": pa.DictionaryArray.from_arrays(
+                cat(inst_parts, np.int32), pa.array(inst_names, pa.string())
+            ),
+            "value": pa.array(cat(val_parts, np.float64), pa.float64()),
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def _codes(table: pa.Table, column: str) -> tuple[np.ndarray, list[str]]:
+    """Dictionary indices and values of a string column (plain or dictionary-encoded)."""
+    col = table.column(column).combine_chunks()
+    dictionary = pa.types.is_dictionary(col.type)
+    value_type = col.type.value_type if dictionary else col.type
+    if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+        raise ValueError(f"column {column!r} has type {col.type}; expected strings")
+    if col.null_count:
+        raise ValueError(f"column {column!r} has nulls")
+    # decode first: a hand-made dictionary may repeat values or hold unused ones
+    encoded = (col.dictionary_decode() if dictionary else col).dictionary_encode()
+    indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return indices, [str(v) for v in encoded.dictionary.to_pylist()]
+
+
+def _floats(table: pa.Table, column: str) -> np.ndarray:
+    col = table.column(column)
+    if col.type != pa.float64():
+        raise ValueError(f"column {column!r} has type {col.type}; expected double (float64)")
+    if col.null_count:
+        raise ValueError(f"column {column!r} has nulls")
+    return np.asarray(col.to_numpy(), dtype=np.float64)
+
+
+def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFrame:
+    """The frame of one window's Parquet bytes; ValueError naming the first problem.
+
+    Checks column names and types, that every point lies on the grid (start, step, n) and that
+    no (signal, instance, time) appears twice.
+    """
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as e:
+        raise ValueError(f"not a readable Parquet file ({e})") from None
+    if tuple(table.column_names) != COLUMNS:
+        raise ValueError(f"columns {table.column_names}; expected {list(COLUMNS)}")
+    ts, vals = _floats(table, "ts"), _floats(table, "value")
+    sig_idx, sig_names = _codes(table, "signal")
+    inst_idx, inst_names = _codes(table, "instance")
+    pos = (ts - start) / step
+    idx = np.rint(pos)
+    bad = ~(np.abs(pos - idx) <= GRID_TOLERANCE) | (idx < 0) | (idx >= n)
+    if np.any(bad):
+        k = int(np.argmax(bad))
+        raise ValueError(
+            f"point at ts={ts[k]!r} is off the window's grid "
+            f"(start {start}, step {step}, {n} points)"
+        )
+    col = idx.astype(np.int64)
+    series: dict[str, SignalSeries] = {}
+    order = np.argsort(sig_idx, kind="stable")
+    bounds = np.flatnonzero(np.diff(sig_idx[order])) + 1
+    for group in np.split(order, bounds) if order.size else []:
+        s_inst = inst_idx[group]
+        uniq, first = np.unique(s_inst, return_index=True)
+        uniq = uniq[np.argsort(first)]
+        row_of = np.empty(len(inst_names), dtype=np.int64)
+        row_of[uniq] = np.arange(uniq.size)
+        rows = row_of[s_inst]
+        arr = np.full((uniq.size, n), np.nan)
+        flat = rows * n + col[group]
+        if np.unique(flat).size != flat.size:
+            raise ValueError(f"signal {sig_names[sig_idx[group[0]]]!r} has a point twice")
+        arr.reshape(-1)[flat] = vals[group]
+        series[sig_names[sig_idx[group[0]]]] = SignalSeries(tuple(inst_names[i] for i in uniq), arr)
+    return MetricFrame(start, step, n, series)

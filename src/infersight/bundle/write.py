@@ -1,0 +1,243 @@
+"""Write an evidence bundle atomically, as a .tar.gz or as a directory of the same layout.
+
+Everything is built under a temporary name in the target's own directory, flushed to disk, and
+only then renamed into place, so a crash or an error leaves either the old target or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from infersight.bundle.container import is_tarball
+from infersight.bundle.errors import fail
+from infersight.bundle.manifest import (
+    ARTIFACTS_DIR,
+    INCIDENT,
+    MANIFEST,
+    SCHEMA_VERSION,
+    Manifest,
+    check_member_name,
+    window_file,
+)
+from infersight.bundle.table import frame_to_parquet
+from infersight.frame import MetricFrame
+
+#: Reason recorded in `missing` for a signal whose series hold no value in any window.
+NO_SAMPLES = "no samples in any window"
+
+
+def _members(
+    where: str, windows: Mapping[str, MetricFrame], artifacts: Mapping[str, bytes]
+) -> dict[str, bytes]:
+    members: dict[str, bytes] = {}
+    for name, frame in windows.items():
+        if frame.n == 0:
+            raise fail(where, f"window {name!r} has no grid points")
+        members[window_file(name)] = frame_to_parquet(frame)
+    for name, data in artifacts.items():
+        try:
+            check_member_name(name)
+        except ValueError as e:
+            raise fail(where, f"bad artifact name: {e}") from None
+        members[ARTIFACTS_DIR + name] = bytes(data)
+    return members
+
+
+def _manifest(
+    where: str,
+    windows: Mapping[str, MetricFrame],
+    source: Mapping[str, str],
+    members: Mapping[str, bytes],
+    missing: Mapping[str, str],
+    notes: str | None,
+) -> Manifest:
+    signals: set[str] = set()
+    empty: set[str] = set()
+    instances: set[str] = set()
+    for frame in windows.values():
+        for name, s in frame.series.items():
+            has = [bool(np.any(~np.isnan(row))) for row in s.values]
+            (signals if any(has) else empty).add(name)
+            instances.update(i for i, ok in zip(s.instances, has, strict=True) if ok)
+    all_missing = dict(missing)
+    all_missing.update(dict.fromkeys(sorted(empty - signals - set(missing)), NO_SAMPLES))
+    raw = {
+        "schema_version": SCHEMA_VERSION,
+        "created_at": datetime.now(UTC),
+        "source": dict(source),
+        "windows": {
+            name: {"start": f.start, "end": f.end, "step": f.step, "file": window_file(name)}
+            for name, f in windows.items()
+        },
+        "signals": sorted(signals),
+        "instances": sorted(instances),
+        "missing": all_missing,
+        "members": {n: hashlib.sha256(d).hexdigest() for n, d in members.items()},
+        "notes": notes,
+    }
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise fail(where, f"cannot be written: {loc}: {first['msg']}") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_tar(target: Path, files: Mapping[str, bytes], mtime: float) -> Path:
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar:
+                for member, data in files.items():
+                    info = tarfile.TarInfo(member)
+                    info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
+                    tar.addfile(info, _Reader(data))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+class _Reader:
+    """Minimal file-like over bytes for tarfile.addfile (no copy, unlike BytesIO(bytes))."""
+
+    def __init__(self, data: bytes) -> None:
+        self._view, self._pos = memoryview(data), 0
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._view) if size < 0 else self._pos + size
+        chunk = self._view[self._pos : end].tobytes()
+        self._pos += len(chunk)
+        return chunk
+
+
+def _write_dir(target: Path, files: Mapping[str, bytes]) -> Path:
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        folders = {tmp}
+        for member, data in files.items():
+            path = tmp / member
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(path.parent)
+            with open(path, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+            folder.chmod(0o755)
+            _fsync_dir(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def _remove(path: Path) -> None:
+    if not (path.exists() or path.is_symlink()):
+        return
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _install(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Rename tmp to target; with overwrite, the old target survives until the new one is in."""
+    exists = target.exists() or target.is_symlink()
+    if not exists:
+        if tmp.is_dir():
+            os.rename(tmp, target)
+        else:
+            try:
+                os.link(tmp, target)  # fails, rather than clobbers, if the target appeared since
+            except FileExistsError:
+                raise
+            except OSError:  # filesystems without hard links
+                os.rename(tmp, target)
+            else:
+                tmp.unlink()
+    elif not overwrite:
+        raise FileExistsError(target)
+    elif tmp.is_file() and target.is_file() and not target.is_symlink():
+        os.replace(tmp, target)
+    else:
+        backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+        os.rename(target, backup / "old")
+        try:
+            os.rename(tmp, target)
+        except BaseException:
+            os.rename(backup / "old", target)
+            raise
+        finally:
+            shutil.rmtree(backup, ignore_errors=True)
+    _fsync_dir(target.parent)
+
+
+def write_bundle(
+    path: str | os.PathLike[str],
+    windows: Mapping[str, MetricFrame],
+    source: Mapping[str, str],
+    missing: Mapping[str, str] | None = None,
+    artifacts: Mapping[str, bytes] | None = None,
+    notes: str | None = None,
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write a bundle to `path` (a .tar.gz/.tgz file, else a directory) and return the path.
+
+    `windows` maps window names to frames and must hold "incident"; `source` needs a `kind`;
+    `missing` maps canonical signals asked for but unavailable to the reason; `artifacts` maps
+    relative names to contents (stored under artifacts/). Signals whose series hold no value in
+    any window are added to `missing`. Raises BundleError for anything unusable, including an
+    existing target unless `overwrite` is set.
+    """
+    target = Path(path)
+    where = target.name
+    if INCIDENT not in windows:
+        raise fail(where, f"needs a window named {INCIDENT!r}; got {sorted(windows)}")
+    if (target.exists() or target.is_symlink()) and not overwrite:
+        raise fail(where, "already exists; choose another name or overwrite it explicitly")
+    if not target.parent.is_dir():
+        raise fail(where, f"directory {target.parent} does not exist")
+    members = _members(where, windows, artifacts or {})
+    manifest = _manifest(where, windows, source, members, missing or {}, notes)
+    files = {MANIFEST: manifest.to_json(), **members}
+    try:
+        if is_tarball(target):
+            tmp = _write_tar(target, files, manifest.created_at.timestamp())
+        else:
+            tmp = _write_dir(target, files)
+        try:
+            _install(tmp, target, overwrite)
+        except BaseException:
+            _remove(tmp)
+            raise
+    except FileExistsError:
+        raise fail(
+            where, "already exists; choose another name or overwrite it explicitly"
+        ) from None
+    except OSError as e:
+        raise fail(where, f"cannot be written ({e.strerror or e})") from None
+    return target
