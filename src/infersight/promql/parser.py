@@ -153,11 +153,13 @@ class _Parser:
         return lhs
 
     def unary(self) -> Expr:
+        # As in PromQL, `^` binds tighter than a sign: `-a ^ 2` is `-(a ^ 2)`.
+        power = len(self._LEVELS) - 1
         if self.accept("-"):
-            inner = self.unary()
+            inner = self.binary(power)
             return Number(-inner.value) if isinstance(inner, Number) else Unary("-", inner)
         if self.accept("+"):
-            return self.unary()
+            return self.binary(power)
         return self.postfix(self.primary())
 
     def postfix(self, expr: Expr) -> Expr:

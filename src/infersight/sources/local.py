@@ -1,0 +1,70 @@
+"""Raw exporter samples → canonical MetricFrame, without a server.
+
+The same semantics as pulling from a Prometheus-compatible server: for each signal, each
+exporter family found in the data (in priority order) contributes its first mapping whose
+metrics exist; the mapping's PromQL is evaluated locally; series are resolved to instance
+identities and merged with the signal's `combine`; a higher-priority family wins per identity.
+Used by `bundle import` (exposition, OpenMetrics, query_range JSON) and the simulator's tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from infersight.exporters import IDENTITY_LABELS, Catalog, SignalMapping
+from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.promql.evaluate import evaluate
+from infersight.signals import get_signal
+from infersight.sources.merge import first_family_wins, rows_by_identity
+from infersight.sources.plan import plan_signals
+from infersight.sources.raw import RawStore
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    frame: MetricFrame
+    #: signal → why it is unavailable (no family provides it, metrics absent, no data)
+    missing: dict[str, str] = field(default_factory=dict)
+    #: signal → the families whose data it holds, in priority order ("vllm,dcgm")
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def _rows(
+    mapping: SignalMapping, store: RawStore, start: float, step: float, n: int, window: str
+) -> dict[str, FloatArray]:
+    result = evaluate(mapping.parsed(window, IDENTITY_LABELS), store, start, step, n)
+    return rows_by_identity(result, get_signal(mapping.signal).combine)
+
+
+def canonical_frame(
+    store: RawStore,
+    catalog: Catalog,
+    start: float,
+    end: float,
+    step: float,
+    window: str = "5m",
+    signals: Iterable[str] | None = None,
+) -> LocalResult:
+    """Evaluate every signal's mapping over the raw samples onto the grid start..end by step."""
+    start, n = grid(start, end, step)
+    names = store.names()
+    series: dict[str, SignalSeries] = {}
+    missing: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for signal, plan in plan_signals(catalog, names, signals).items():
+        if not plan.available:
+            missing[signal] = plan.reason
+            continue
+        rows, used = first_family_wins(
+            (m.family, _rows(m, store, start, step, n, window)) for m in plan.mappings
+        )
+        if not rows:
+            missing[signal] = "the exporter's metrics are present but hold no data in the window"
+            continue
+        instances = sorted(rows)
+        series[signal] = SignalSeries(tuple(instances), np.vstack([rows[i] for i in instances]))
+        sources[signal] = ",".join(used)
+    return LocalResult(MetricFrame(start, step, n, series), missing, sources)
