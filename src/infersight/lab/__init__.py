@@ -1,0 +1,1 @@
+"""Lab: simulated fleets (sim/) and real processes (live/)."""

@@ -1,0 +1,1 @@
+"""Real processes: Prometheus-compatible servers and exporters on loopback ports."""

@@ -1,0 +1,162 @@
+"""Pull canonical signals from a Prometheus-compatible server into a MetricFrame.
+
+One range query per (signal, exporter family present): the catalog's PromQL already aggregates
+`by` the identity labels, so a fleet of a hundred instances costs the same number of queries as
+one. Returned series are mapped to instance identities (`identity.resolve`); several series of
+one identity merge with the signal's `combine`; where two families cover one identity, the
+higher-priority family wins. A signal that fails is reported missing with the reason; a server
+that cannot be reached (or refuses the credentials) stops the pull.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from infersight.exporters import DEFAULT_WINDOW, IDENTITY_LABELS, Catalog, SignalMapping
+from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.signals import get_signal
+from infersight.sources.errors import AuthError, ServerUnreachable, SourceError
+from infersight.sources.merge import first_family_wins, rows_by_identity
+from infersight.sources.plan import plan_signals
+from infersight.sources.prometheus import PrometheusClient, Series
+
+Progress = Callable[[int, int], None]
+_FATAL = (ServerUnreachable, AuthError)
+
+
+@dataclass(frozen=True)
+class PullResult:
+    frame: MetricFrame
+    missing: dict[str, str]  # signal -> why it has no data
+    queries: int  # HTTP requests made, retries included
+    per_signal_source: dict[str, str] = field(default_factory=dict)  # signal -> family(ies)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.frame.start,
+            "step": self.frame.step,
+            "n": self.frame.n,
+            "signals": self.frame.signals,
+            "instances": self.frame.instances,
+            "points": self.frame.points(),
+            "missing": dict(self.missing),
+            "queries": self.queries,
+            "per_signal_source": dict(self.per_signal_source),
+        }
+
+
+def on_grid(s: Series, start: float, step: float, n: int) -> FloatArray:
+    """A returned series placed on the grid; points off it (beyond float drift) are dropped."""
+    row = np.full(n, np.nan)
+    pos = (s.ts - start) / step
+    idx = np.rint(pos).astype(np.int64)
+    ok = (np.abs(pos - idx) < 1e-3) & (idx >= 0) & (idx < n)
+    row[idx[ok]] = s.values[ok]
+    return row
+
+
+async def apull(
+    client: PrometheusClient,
+    catalog: Catalog,
+    start: float,
+    end: float,
+    step: float,
+    signals: Iterable[str] | None = None,
+    window: str = DEFAULT_WINDOW,
+    progress: Progress | None = None,
+) -> PullResult:
+    async with client:
+        before = client.requests
+        g_start, n = grid(start, end, step)
+        names = set(await client.ametric_names(start, end))
+        plans = plan_signals(catalog, names, signals)
+        missing = {s: p.reason for s, p in plans.items() if not p.available}
+        jobs = [m for p in plans.values() for m in p.mappings]
+        results: dict[tuple[str, str], list[Series] | SourceError] = {}
+        done = 0
+        if progress:
+            progress(0, len(jobs))
+
+        async def run(m: SignalMapping) -> None:
+            nonlocal done
+            expr = m.render(window, by=IDENTITY_LABELS)
+            try:
+                results[m.signal, m.family] = await client.aquery_range(expr, g_start, end, step)
+            except _FATAL:
+                raise
+            except SourceError as exc:
+                results[m.signal, m.family] = exc
+            done += 1
+            if progress:
+                progress(done, len(jobs))
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for m in jobs:
+                    tg.create_task(run(m))
+        except BaseExceptionGroup as eg:
+            raise eg.exceptions[0] from None
+
+        series: dict[str, SignalSeries] = {}
+        sources: dict[str, str] = {}
+        for sig, p in plans.items():
+            rows, used, errors = _merge_families(sig, p.mappings, results, g_start, step, n)
+            if rows:
+                idents = sorted(rows)
+                series[sig] = SignalSeries(tuple(idents), np.vstack([rows[i] for i in idents]))
+                sources[sig] = ",".join(used)
+            elif p.available:
+                missing[sig] = (
+                    "; ".join(errors)
+                    or "no data in the window ("
+                    + ", ".join(
+                        f"{m.family}: {m.render(window, by=IDENTITY_LABELS)}" for m in p.mappings
+                    )
+                    + ")"
+                )
+        frame = MetricFrame(g_start, step, n, series)
+        return PullResult(frame, missing, client.requests - before, sources)
+
+
+def _merge_families(
+    sig: str,
+    mappings: tuple[SignalMapping, ...],
+    results: dict[tuple[str, str], list[Series] | SourceError],
+    start: float,
+    step: float,
+    n: int,
+) -> tuple[dict[str, FloatArray], list[str], list[str]]:
+    """Rows per identity, best family first; the families used; the errors met."""
+    how = get_signal(sig).combine
+    errors = [
+        f"{m.family}: {r}"
+        for m in mappings
+        if isinstance(r := results.get((sig, m.family)), SourceError)
+    ]
+    per_family = []
+    for m in mappings:
+        res = results.get((sig, m.family))
+        if isinstance(res, list):
+            labelled = ((s.labels, on_grid(s, start, step, n)) for s in res)
+            per_family.append((m.family, rows_by_identity(labelled, how)))
+    rows, used = first_family_wins(per_family)
+    return rows, used, errors
+
+
+def pull(
+    client: PrometheusClient,
+    catalog: Catalog,
+    start: float,
+    end: float,
+    step: float,
+    signals: Iterable[str] | None = None,
+    window: str = DEFAULT_WINDOW,
+    progress: Progress | None = None,
+) -> PullResult:
+    """Sync facade of `apull`, for the CLI."""
+    return client.run(lambda: apull(client, catalog, start, end, step, signals, window, progress))
