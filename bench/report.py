@@ -34,7 +34,9 @@ def machine() -> str:
     return f"{platform.machine()}, {cores} cores{mem}, Python {platform.python_version()}"
 
 
-def write_section(name: str, title: str, command: str, body: str, path: Path = BENCHMARKS_MD) -> None:
+def write_section(
+    name: str, title: str, command: str, body: str, path: Path = BENCHMARKS_MD
+) -> None:
     """Replace (or append) the section NAME with TITLE, the reproducing COMMAND and BODY."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
@@ -43,8 +45,14 @@ def write_section(name: str, title: str, command: str, body: str, path: Path = B
         f"{body.rstrip()}\n<!-- /bench:{name} -->"
     )
     text = path.read_text("utf-8") if path.exists() else _HEADER
-    pattern = re.compile(rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->", re.S)
-    text = pattern.sub(lambda _m: section, text) if pattern.search(text) else f"{text.rstrip()}\n\n{section}\n"
+    pattern = re.compile(
+        rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->", re.S
+    )
+    text = (
+        pattern.sub(lambda _m: section, text)
+        if pattern.search(text)
+        else f"{text.rstrip()}\n\n{section}\n"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".benchmarks.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -9,7 +9,8 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "signals.md"
 
 def test_signals_doc_is_current() -> None:
     assert DOC.read_text("utf-8") == render(load_catalog()), (
-        "docs/signals.md is stale: run `.venv/bin/python -m infersight.catalog_doc > docs/signals.md`"
+        "docs/signals.md is stale: run "
+        "`.venv/bin/python -m infersight.catalog_doc > docs/signals.md`"
     )
 
 

@@ -2,9 +2,18 @@ from pathlib import Path
 
 import pytest
 
-from infersight.signals import Layer, UnknownSignalError, _parse, all_signals, get_signal, signals_in
+from infersight.signals import (
+    Layer,
+    UnknownSignalError,
+    _parse,
+    all_signals,
+    get_signal,
+    signals_in,
+)
 
-METRICS_CATALOG = Path(__file__).resolve().parents[2] / "shared" / "reference" / "metrics-catalog.md"
+METRICS_CATALOG = (
+    Path(__file__).resolve().parents[2] / "shared" / "reference" / "metrics-catalog.md"
+)
 
 
 def test_every_layer_has_signals_in_seed_order() -> None:
