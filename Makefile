@@ -1,6 +1,6 @@
 # The two commands of the quick start: `make demo` and `make test`.
 # Both create .venv, install infersight with its test extras, and install the
-# Debian packages the tests and the demo need (prometheus/promtool, victoria-metrics).
+# Debian packages the tests and the demo need (prometheus/promtool, victoria-metrics, chromium).
 
 PY ?= python3
 VENV := .venv

@@ -22,6 +22,7 @@ from infersight.cli.connection import (
 from infersight.exporters import load_catalog
 from infersight.frame import MetricFrame
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+from infersight.windows import INCIDENT, baseline_name
 
 SignalsOpt = Annotated[
     str | None,
@@ -131,7 +132,7 @@ def pull(
         shifts = (
             []
             if baselines.strip() == "none"
-            else [(b.strip(), parse_duration(b)) for b in baselines.split(",") if b.strip()]
+            else [parse_duration(b) for b in baselines.split(",") if b.strip()]
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -143,25 +144,25 @@ def pull(
     windows: dict[str, MetricFrame] = {}
     report: dict[str, Any] = {}
     missing: dict[str, str] = {}
-    for name, shift in [("incident", 0.0), *((f"baseline-{b}", s) for b, s in shifts)]:
+    for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
         with progress_bar(f"pulling {name}", enabled=not as_json) as update:
             res = run_pull(
                 client, catalog, start - shift, end - shift, step_s, wanted, rate_window, update
             )
         windows[name] = res.frame
         report[name] = res.to_dict()
-        if name == "incident":
+        if name == INCIDENT:
             missing = dict(res.missing)
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
     path = write_bundle(out, windows, source, missing=missing, overwrite=overwrite)
     if as_json:
         print_json({"bundle": str(path), "windows": report})
         return
-    inc = windows["incident"]
+    inc = windows[INCIDENT]
     console.print(
         f"wrote [bold]{path}[/]: {iso(start)} → {iso(end)} every {step}, {len(inc.signals)} "
         f"signals × {len(inc.instances)} instances, {inc.points()} points; "
-        f"baselines: {', '.join(n for n in windows if n != 'incident') or 'none'}; "
+        f"baselines: {', '.join(n for n in windows if n != INCIDENT) or 'none'}; "
         f"{sum(r['queries'] for r in report.values())} HTTP queries"
     )
     if missing:

@@ -1,0 +1,135 @@
+"""The Diagnosis: what the engine concluded, and every figure it concluded it from.
+
+Reports read only this (plus, for plots, the frames it was computed on). It round-trips
+through JSON (`to_dict` / `from_dict`) with a versioned schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+Verdict = Literal["confirmed", "refuted", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observation for or against a hypothesis: a signal on an instance over a window."""
+
+    signal: str
+    instance: str
+    kind: str  # deviation | trend | fleet_outlier | absent | level | event | normal
+    supports: bool  # True: speaks for the hypothesis; False: against it
+    statement: str  # one sentence a person reads, figures and units included
+    window_start: float
+    window_end: float
+    baseline: float | None = None
+    observed: float | None = None
+    unit: str = ""
+    onset: float | None = None
+
+
+@dataclass(frozen=True)
+class HypothesisResult:
+    id: str
+    title: str
+    layer: str
+    verdict: Verdict
+    confidence: float  # 0..1, meaningful for confirmed ones
+    seed: str  # section of the field guide
+    onset: float | None = None
+    instances: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    missing_signals: tuple[str, ...] = ()  # why it is inconclusive
+    explains: tuple[str, ...] = ()  # confirmed hypothesis ids this one explains
+    explained_by: tuple[str, ...] = ()
+    remedy: str = ""
+    runbook: str | None = None
+    is_root: bool = False
+
+
+@dataclass(frozen=True)
+class RootCause:
+    hypothesis: str  # id
+    rank: int  # 1 = most likely
+    confidence: float
+    chain: tuple[str, ...]  # hypothesis ids from this root to the user-visible symptom
+
+
+@dataclass(frozen=True)
+class UnexplainedChange:
+    """An anomalous signal no confirmed hypothesis accounts for (statistical fallback)."""
+
+    signal: str
+    instance: str
+    layer: str
+    score: float
+    statement: str
+    onset: float | None = None
+    baseline: float | None = None
+    observed: float | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    start: float
+    end: float
+    step: float
+    healthy: bool  # nothing wrong found; says so plainly
+    summary: str
+    scope: dict[str, Any]
+    root_causes: tuple[RootCause, ...] = ()
+    hypotheses: tuple[HypothesisResult, ...] = ()
+    unexplained: tuple[UnexplainedChange, ...] = ()
+    next_actions: tuple[str, ...] = ()
+    missing_signals: dict[str, str] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def hypothesis(self, hid: str) -> HypothesisResult | None:
+        return next((h for h in self.hypotheses if h.id == hid), None)
+
+    def by_verdict(self, verdict: Verdict) -> list[HypothesisResult]:
+        return [h for h in self.hypotheses if h.verdict == verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(
+                f"diagnosis schema version {data.get('schema_version')!r} is not "
+                f"{SCHEMA_VERSION}; re-run `infersight diagnose` with this version"
+            )
+        hyps = tuple(
+            HypothesisResult(
+                **{
+                    **h,
+                    "instances": tuple(h["instances"]),
+                    "evidence": tuple(Evidence(**e) for e in h["evidence"]),
+                    "missing_signals": tuple(h["missing_signals"]),
+                    "explains": tuple(h["explains"]),
+                    "explained_by": tuple(h["explained_by"]),
+                }
+            )
+            for h in data["hypotheses"]
+        )
+        return cls(
+            start=data["start"],
+            end=data["end"],
+            step=data["step"],
+            healthy=data["healthy"],
+            summary=data["summary"],
+            scope=data["scope"],
+            root_causes=tuple(
+                RootCause(**{**r, "chain": tuple(r["chain"])}) for r in data["root_causes"]
+            ),
+            hypotheses=hyps,
+            unexplained=tuple(UnexplainedChange(**u) for u in data["unexplained"]),
+            next_actions=tuple(data["next_actions"]),
+            missing_signals=dict(data["missing_signals"]),
+            source=dict(data["source"]),
+        )
