@@ -1,0 +1,107 @@
+"""Entry points: simulate a scenario, list scenarios, write a bundle or OpenMetrics text."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from infersight.frame import MetricFrame
+from infersight.lab.sim.canonical import Tables, build_frame, node_names
+from infersight.lab.sim.config import FleetConfig
+from infersight.lab.sim.context import Ctx
+from infersight.lab.sim.drivers import FloatArray, default_drivers
+from infersight.lab.sim.latency import e2e_table, make_draws, vector_table
+from infersight.lab.sim.model import Trace, run_model
+from infersight.lab.sim.scenarios import SCENARIOS, get_scenario
+from infersight.lab.sim.traffic import DAY, fleet_demand
+from infersight.lab.sim.truth import GroundTruth
+from infersight.sources.raw import RawStore
+
+#: 2025-06-02 00:00 UTC, a Monday: runs start at a midnight unless told otherwise
+BASE_START = 1748822400.0
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class SimResult:
+    frame: MetricFrame
+    truth: GroundTruth
+    config: FleetConfig
+    trace: Trace
+    tables: Tables
+    times: FloatArray
+
+    def raw(self, dialect: str = "vllm", vector_db: str | None = None) -> RawStore:
+        """The same run as raw exporter samples in a dialect (see dialects.DIALECTS)."""
+        from infersight.lab.sim.dialects import emit
+
+        return emit(self, dialect, vector_db)
+
+
+def list_scenarios() -> list[dict[str, Any]]:
+    """Every scenario: name, roots, layer, seed section and one-line description."""
+    return [s.to_dict() for s in SCENARIOS.values()]
+
+
+def _default_start(anchor: float | None, hours: float, step: float) -> float:
+    if anchor is None:
+        return BASE_START
+    onset = BASE_START + DAY + anchor * 3600.0
+    start = onset - 0.7 * hours * 3600.0
+    return float(np.floor(start / step) * step)
+
+
+def simulate(
+    scenario: str,
+    hours: float = 26.0,
+    instances: int = 16,
+    seed: int = 0,
+    step: float = 15.0,
+    start: float | None = None,
+    progress: Progress | None = None,
+) -> SimResult:
+    """Run the fleet through `scenario`; same arguments, same result."""
+    if hours <= 0 or instances < 1 or step <= 0:
+        raise ValueError("hours and step must be positive and instances at least 1")
+    sc = get_scenario(scenario)
+    cfg = dataclasses.replace(FleetConfig(), **dict(sc.config))
+    t0 = _default_start(sc.anchor_hour, hours, step) if start is None else float(start)
+    n = int(hours * 3600.0 / step) + 1
+    ts = t0 + step * np.arange(n, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    traffic_rng, fault_rng, model_rng, draw_rng = rng.spawn(4)
+    demand = fleet_demand(ts, instances, cfg, traffic_rng)
+    drv = default_drivers(cfg, n, instances)
+    nodes = node_names(instances)
+    effect = sc.fault(Ctx(cfg, drv, ts, step, fault_rng, nodes))
+    if progress:
+        progress("model", 0.1)
+    trace = run_model(cfg, drv, demand, step, model_rng)
+    if progress:
+        progress("latency", 0.7)
+    draws = make_draws(draw_rng)
+    e2e = e2e_table(trace, cfg, draws)
+    e2e[trace.inst["finished"] <= 0] = np.nan
+    tables = Tables(e2e, vector_table(trace, draws))
+    frame = build_frame(trace, tables, cfg, t0, step)
+    if progress:
+        progress("done", 1.0)
+    truth = GroundTruth(
+        scenario=sc.name,
+        roots=sc.roots,
+        layer=sc.layer,
+        onset=None if effect.onset is None else float(ts[effect.onset]),
+        end=None if effect.end is None else float(ts[effect.end]),
+        instances=tuple(effect.instances),
+        seed_section=sc.seed_section,
+        description=sc.description,
+        contributing=sc.contributing,
+        params={k: float(v) for k, v in effect.params.items()},
+        seed=seed,
+    )
+    return SimResult(frame, truth, cfg, trace, tables, ts)
