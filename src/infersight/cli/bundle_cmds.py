@@ -167,7 +167,7 @@ def import_files(
     store = RawStore()
     for f in json_files:
         for s in read_promjson(f, name=metric_name):
-            store.add_many(s.name, s.labels, s.ts.tolist(), s.values.tolist())
+            store.add_many(s.name, s.labels, s.ts, s.values)
     if text_files:
         if interval_s is not None and start_s is None:
             fail("--interval needs --start (the time of the first scrape)", EXIT_USAGE)
@@ -179,7 +179,7 @@ def import_files(
             clock="per_file" if same_time else "sequential",
         )
         for s in scraped:
-            store.add_many(s.name, s.labels, s.ts.tolist(), s.values.tolist())
+            store.add_many(s.name, s.labels, s.ts, s.values)
     span = store.time_range()
     if span is None:
         fail("the files hold no samples", EXIT_USAGE)

@@ -6,7 +6,7 @@ local PromQL evaluator reads one to compute canonical signals without a server.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +34,16 @@ class RawSeries:
 
 
 class RawStore:
-    """Series by (metric name, labels); samples appended in any order, sorted on `freeze`."""
+    """Series by (metric name, labels); samples appended in any order, sorted on first read.
+
+    Single samples (parsers) go to Python lists, whole arrays (simulator, JSON import) are kept
+    as numpy chunks; both are concatenated once when the store is read.
+    """
 
     def __init__(self) -> None:
         self._ts: dict[tuple[str, Labels], list[float]] = {}
         self._vals: dict[tuple[str, Labels], list[float]] = {}
+        self._chunks: dict[tuple[str, Labels], list[tuple[FloatArray, FloatArray]]] = {}
         self._frozen: dict[tuple[str, Labels], RawSeries] | None = None
 
     def add(self, name: str, labels: Labels, ts: float, value: float) -> None:
@@ -47,20 +52,28 @@ class RawStore:
         self._vals.setdefault(key, []).append(value)
         self._frozen = None
 
-    def add_many(
-        self, name: str, labels: Labels, ts: Iterable[float], values: Iterable[float]
-    ) -> None:
-        key = (name, labels)
-        self._ts.setdefault(key, []).extend(ts)
-        self._vals.setdefault(key, []).extend(values)
+    def add_many(self, name: str, labels: Labels, ts: npt.ArrayLike, values: npt.ArrayLike) -> None:
+        t = np.asarray(ts, dtype=np.float64).ravel()
+        v = np.asarray(values, dtype=np.float64).ravel()
+        if t.shape != v.shape:
+            raise ValueError(f"{name}: {t.size} timestamps for {v.size} values")
+        self._chunks.setdefault((name, labels), []).append((t, v))
         self._frozen = None
+
+    def _keys(self) -> list[tuple[str, Labels]]:
+        return list(dict.fromkeys([*self._ts, *self._chunks]))
 
     def _freeze(self) -> dict[tuple[str, Labels], RawSeries]:
         if self._frozen is None:
             out: dict[tuple[str, Labels], RawSeries] = {}
-            for key, ts_list in self._ts.items():
-                ts = np.asarray(ts_list, dtype=np.float64)
-                vals = np.asarray(self._vals[key], dtype=np.float64)
+            for key in self._keys():
+                parts = self._chunks.get(key, [])
+                ts = np.concatenate(
+                    [np.asarray(self._ts.get(key, []), dtype=np.float64), *(t for t, _ in parts)]
+                )
+                vals = np.concatenate(
+                    [np.asarray(self._vals.get(key, []), dtype=np.float64), *(v for _, v in parts)]
+                )
                 order = np.argsort(ts, kind="stable")
                 ts, vals = ts[order], vals[order]
                 # a repeated timestamp keeps its last value, as a re-scrape would
@@ -73,10 +86,10 @@ class RawStore:
         return iter(self._freeze().values())
 
     def __len__(self) -> int:
-        return len(self._ts)
+        return len(self._keys())
 
     def names(self) -> set[str]:
-        return {name for name, _ in self._ts}
+        return {name for name, _ in self._keys()}
 
     def series(self, name: str) -> list[RawSeries]:
         return [s for (n, _), s in self._freeze().items() if n == name]

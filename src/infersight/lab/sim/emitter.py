@@ -42,14 +42,12 @@ class Target:
         self.alive = np.ones(ts.size, dtype=bool) if alive is None else alive > 0
         # counter resets: the process' generation (restart count) at each step
         self.epoch = np.zeros(ts.size) if epoch is None else epoch
-        store.add_many(
-            "up", labels_of({"job": job, "instance": instance}), ts.tolist(), self.alive * 1.0
-        )
+        store.add_many("up", labels_of({"job": job, "instance": instance}), ts, self.alive * 1.0)
 
     def _put(self, name: str, labels: dict[str, str], values: FloatArray) -> None:
         ok = self.alive & np.isfinite(values)
         lab = labels_of({**self.base, **labels})
-        self.store.add_many(name, lab, self.ts[ok].tolist(), values[ok].tolist())
+        self.store.add_many(name, lab, self.ts[ok], values[ok])
 
     def gauge(self, name: str, values: FloatArray, **labels: str) -> None:
         self._put(name, labels, np.asarray(values, dtype=np.float64))
