@@ -77,7 +77,7 @@ def test_labels_like_real_exporters() -> None:
 def test_run_cli_bundle_and_openmetrics(tmp_path: Path) -> None:
     seen: list[str] = []
     out = tmp_path / "b.tar.gz"
-    summary = run_cli("vector_db_swap", 1, 2, 3, None, out, lambda s, _f: seen.append(s))
+    summary = run_cli("vector_db_swap", 1, 2, 3, "canonical", out, lambda s, _f: seen.append(s))
     assert summary["signals"] > 50 and "done" in seen
     with tarfile.open(out) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("truth.json"))
@@ -90,3 +90,23 @@ def test_run_cli_bundle_and_openmetrics(tmp_path: Path) -> None:
     text = om.read_text()
     assert summary["samples"] > 1000 and text.rstrip().endswith("# EOF")
     assert "tgi_request_duration_bucket" in text
+
+
+def test_sim_bundle_is_shaped_like_a_pull(tmp_path: Path) -> None:
+    """Incident window ending half an hour after the onset, plus the baselines the run covers,
+    in a dialect mapped back through the catalog."""
+    from infersight.bundle import read_bundle
+
+    out = tmp_path / "swap"
+    run_cli("vector_db_swap", 2, 3, 5, "vllm", out, history_h=25)
+    b = read_bundle(out)
+    assert set(b.windows) == {"incident", "baseline-1h", "baseline-1d"}
+    truth = json.loads(b.read_artifact("truth.json"))
+    assert b.frame.end == pytest.approx(truth["onset"] + 1800, abs=15)
+    assert b.frame.n == 241 and b.manifest.source["dialect"] == "vllm"
+    assert truth["onset"] - b.manifest.windows["baseline-1d"].start >= 86400
+    assert "dependency.vector_query_p99" in b.frame.signals
+    with pytest.raises(FileExistsError):
+        run_cli("vector_db_swap", 1, 2, 3, "vllm", out)
+    with pytest.raises(ValueError, match="dialect"):
+        run_cli("vector_db_swap", 1, 2, 3, "canonical", tmp_path / "x.om")

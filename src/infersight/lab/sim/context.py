@@ -19,6 +19,7 @@ class Ctx:
     dt: float
     rng: np.random.Generator
     nodes: list[str]
+    first: int = 0  # steps of fault-free history before the part faults are placed in
 
     @property
     def n(self) -> int:
@@ -27,15 +28,21 @@ class Ctx:
     def index(self, ts: float) -> int:
         return int(np.clip(round((ts - float(self.ts[0])) / self.dt), 0, self.n - 1))
 
+    def _at(self, fraction: float) -> int:
+        """The step at this fraction of the run after its history."""
+        return self.first + int(fraction * (self.n - self.first))
+
     def onset(self, lo: float, hi: float) -> int:
-        """A step drawn between fractions lo and hi of the run."""
-        return int(self.rng.integers(int(lo * self.n), max(int(hi * self.n), int(lo * self.n) + 1)))
+        """A step drawn between fractions lo and hi of the run (after its history)."""
+        a, b = self._at(lo), self._at(hi)
+        return int(self.rng.integers(a, max(b, a + 1)))
 
     def onset_near_hour(self, lo: float, hi: float, hour_lo: float, hour_hi: float) -> int:
         """A step between fractions lo..hi of the run whose hour of day is in hour_lo..hour_hi."""
         hours = (self.ts % DAY) / 3600.0
         idx = np.arange(self.n)
-        ok = (idx >= lo * self.n) & (idx <= hi * self.n) & (hours >= hour_lo) & (hours <= hour_hi)
+        window = (idx >= self._at(lo)) & (idx <= self._at(hi))
+        ok = window & (hours >= hour_lo) & (hours <= hour_hi)
         if not ok.any():
             return self.onset(lo, hi)
         return int(self.rng.choice(idx[ok]))

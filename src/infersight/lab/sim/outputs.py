@@ -6,21 +6,64 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from infersight.frame import MetricFrame
 from infersight.lab.sim.dialects import DIALECTS, emit
 from infersight.lab.sim.run import Progress, SimResult, simulate
+from infersight.windows import cut_windows
 
 TRUTH_ARTIFACT = "truth.json"
+OPENMETRICS_SUFFIXES = (".om", ".prom", ".txt")
 
 
-def write_sim_bundle(res: SimResult, path: str | Path, overwrite: bool = False) -> Path:
-    """The canonical frame as the bundle's incident window, the ground truth as `truth.json`."""
+def sim_frame(res: SimResult, dialect: str = "canonical") -> MetricFrame:
+    """The run as users would see it: the model's own signals (`canonical`), or the run emitted
+    in an exporter dialect and mapped back through the catalog, exactly as an import would."""
+    if dialect == "canonical":
+        return res.frame
+    from infersight.exporters import load_catalog
+    from infersight.sources.local import canonical_frame
+
+    raw = emit(res, dialect)
+    return canonical_frame(
+        raw, load_catalog(), res.frame.start, res.frame.end, res.frame.step
+    ).frame
+
+
+def incident_end(res: SimResult, after_onset_s: float = 1800.0) -> float:
+    """Where an on-call engineer would look: half an hour after the onset, or the run's end."""
+    if res.truth.onset is None:
+        return res.frame.end
+    step = res.frame.step
+    end = min(res.truth.onset + after_onset_s, res.frame.end)
+    return float(np.floor(end / step) * step)
+
+
+def write_sim_bundle(
+    res: SimResult,
+    path: str | Path,
+    dialect: str = "canonical",
+    window_s: float = 3600.0,
+    overwrite: bool = False,
+) -> Path:
+    """A bundle shaped like `infersight pull`'s: the incident window and the baselines the run
+    covers, with the ground truth as the `truth.json` artifact."""
     from infersight.bundle import write_bundle
 
+    frame = sim_frame(res, dialect)
+    end = incident_end(res)
+    windows = cut_windows(frame, end, min(window_s, end - frame.start))
     truth = json.dumps(res.truth.to_dict(), indent=2, sort_keys=True).encode("utf-8")
     return write_bundle(
         path,
-        windows={"incident": res.frame},
-        source={"kind": "simulator", "scenario": res.truth.scenario, "seed": str(res.truth.seed)},
+        windows=windows,
+        source={
+            "kind": "simulator",
+            "scenario": res.truth.scenario,
+            "seed": str(res.truth.seed),
+            "dialect": dialect,
+        },
         artifacts={TRUTH_ARTIFACT: truth},
         overwrite=overwrite,
     )
@@ -40,25 +83,32 @@ def run_cli(
     hours: float,
     instances: int,
     seed: int,
-    dialect: str | None,
+    dialect: str,
     out: str | Path,
     progress: Progress | None = None,
+    overwrite: bool = False,
+    history_h: float = 0.0,
 ) -> dict[str, Any]:
     """What `infersight lab sim` does: simulate, then write `out`.
 
-    `dialect` None (or "canonical") writes a bundle (`out` a directory or .tar.gz); a dialect
-    name (vllm, triton, tgi, native) writes OpenMetrics text to `out`. Returns a summary.
+    `out` ending in .om/.prom/.txt gets OpenMetrics text in `dialect` (for promtool backfill);
+    anything else is a bundle (a directory, or .tar.gz) of the dialect mapped back to signals.
     """
-    res = simulate(scenario, hours=hours, instances=instances, seed=seed, progress=progress)
+    if dialect != "canonical" and dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {DIALECTS}")
     target = Path(out)
-    if dialect in (None, "canonical"):
-        written = write_sim_bundle(res, target, overwrite=True)
-        samples = res.frame.points()
-    elif dialect in DIALECTS:
+    text = target.suffix in OPENMETRICS_SUFFIXES
+    if text and dialect == "canonical":
+        raise ValueError("OpenMetrics output needs an exporter dialect (--dialect vllm, ...)")
+    if target.exists() and not overwrite:
+        raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
+    res = simulate(scenario, hours, instances, seed, progress=progress, history_h=history_h)
+    if text:
         samples = write_sim_openmetrics(res, target, dialect)
         written = target
     else:
-        raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {DIALECTS}")
+        written = write_sim_bundle(res, target, dialect, overwrite=overwrite)
+        samples = res.frame.points()
     if progress:
         progress("written", 1.0)
     return {

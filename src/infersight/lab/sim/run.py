@@ -64,21 +64,28 @@ def simulate(
     step: float = 15.0,
     start: float | None = None,
     progress: Progress | None = None,
+    history_h: float = 0.0,
 ) -> SimResult:
-    """Run the fleet through `scenario`; same arguments, same result."""
-    if hours <= 0 or instances < 1 or step <= 0:
-        raise ValueError("hours and step must be positive and instances at least 1")
+    """Run the fleet through `scenario`; same arguments, same result.
+
+    `history_h` prepends that many fault-free hours, so that a 1 h incident window has the
+    same window a day earlier as a baseline (history_h=25) however the fault is placed.
+    """
+    if hours <= 0 or instances < 1 or step <= 0 or history_h < 0:
+        raise ValueError("hours and step must be positive, history_h >= 0, instances >= 1")
     sc = get_scenario(scenario)
     cfg = dataclasses.replace(FleetConfig(), **dict(sc.config))
     t0 = _default_start(sc.anchor_hour, hours, step) if start is None else float(start)
-    n = int(hours * 3600.0 / step) + 1
+    first = round(history_h * 3600.0 / step)
+    t0 -= first * step
+    n = first + int(hours * 3600.0 / step) + 1
     ts = t0 + step * np.arange(n, dtype=np.float64)
     rng = np.random.default_rng(seed)
     traffic_rng, fault_rng, model_rng, draw_rng = rng.spawn(4)
     demand = fleet_demand(ts, instances, cfg, traffic_rng)
     drv = default_drivers(cfg, n, instances)
     nodes = node_names(instances)
-    effect = sc.fault(Ctx(cfg, drv, ts, step, fault_rng, nodes))
+    effect = sc.fault(Ctx(cfg, drv, ts, step, fault_rng, nodes, first))
     if progress:
         progress("model", 0.1)
     trace = run_model(cfg, drv, demand, step, model_rng)
