@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from infersight.cli import bundle_cmds, catalog_cmds, pull_cmds
+from infersight.cli import bundle_cmds, catalog_cmds, lab_cmds, pull_cmds
 from infersight.cli.common import CommandError, err_console
 
 app = typer.Typer(
@@ -25,6 +25,7 @@ app.command("exporters")(catalog_cmds.exporters)
 app.command("probe")(pull_cmds.probe)
 app.command("pull")(pull_cmds.pull)
 app.add_typer(bundle_cmds.app, name="bundle")
+app.add_typer(lab_cmds.app, name="lab")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

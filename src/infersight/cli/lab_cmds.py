@@ -1,0 +1,108 @@
+"""`infersight lab scenarios|sim`: rehearse incidents on a simulated fleet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from infersight.cli.catalog_cmds import JsonOpt
+from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json
+
+app = typer.Typer(
+    help="A simulated AI inference fleet: scenarios with known root causes.",
+    no_args_is_help=True,
+)
+
+DIALECT_HELP = (
+    "How the run is exposed: `canonical` (the model's own signals), or an exporter dialect "
+    "mapped back through the catalog as real users' data would be: vllm, triton, tgi, native."
+)
+
+
+@app.command("scenarios")
+def scenarios(as_json: JsonOpt = False) -> None:
+    """List the scenarios: root causes, layer, the field-guide section, what happens."""
+    from infersight.lab.sim.run import list_scenarios
+
+    rows = list_scenarios()
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} scenarios")
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("root causes", overflow="fold")
+    table.add_column("seed §", no_wrap=True)
+    table.add_column("what happens", overflow="fold")
+    for r in rows:
+        table.add_row(r["name"], ", ".join(r["roots"]) or "-", r["seed_section"], r["description"])
+    console.print(table)
+
+
+@app.command("sim")
+def sim(
+    scenario: Annotated[str, typer.Option("--scenario", "-s", help="See `lab scenarios`.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="A bundle (directory or .tar.gz), or OpenMetrics text (.om) for promtool "
+            "backfill.",
+        ),
+    ],
+    hours: Annotated[
+        float, typer.Option("--hours", help="Hours simulated after the history.")
+    ] = 3.0,
+    history: Annotated[
+        float,
+        typer.Option(
+            "--history", help="Fault-free hours before them (25 gives a day-ago baseline)."
+        ),
+    ] = 25.0,
+    instances: Annotated[int, typer.Option("--instances", "-n", min=1)] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same run.")] = 0,
+    dialect: Annotated[str, typer.Option("--dialect", "-d", help=DIALECT_HELP)] = "vllm",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Simulate a scenario and write it as an evidence bundle or as OpenMetrics text.
+
+    Examples:
+
+      infersight lab sim -s incident_0217 -o 0217.tar.gz
+
+      infersight lab sim -s gpu_thermal_throttling -d triton -o hot.om   # then promtool backfill
+    """
+    from infersight.cli.common import progress_bar
+    from infersight.lab.sim.outputs import run_cli
+    from infersight.lab.sim.scenarios import UnknownScenarioError
+
+    with progress_bar(f"simulating {scenario}", enabled=not as_json) as update:
+        try:
+            summary = run_cli(
+                scenario,
+                hours,
+                instances,
+                seed,
+                dialect,
+                out,
+                progress=lambda _stage, frac: update(int(frac * 100), 100),
+                overwrite=overwrite,
+                history_h=history,
+            )
+        except (UnknownScenarioError, ValueError, FileExistsError) as exc:
+            fail(str(exc).strip("'\""), EXIT_USAGE)
+    if as_json:
+        print_json(summary)
+        return
+    truth = summary["truth"]
+    console.print(
+        f"wrote [bold]{summary['out']}[/]: {scenario}, {instances} instances, seed {seed}, "
+        f"{summary['samples']:,} samples; roots: {', '.join(truth['roots']) or 'none (healthy)'}"
+    )
+    err_console.print("the ground truth is in the bundle's truth.json artifact")
