@@ -1,0 +1,30 @@
+"""Diagnosis: the layered walk over the knowledge base (seed §2–5).
+
+API::
+
+    diagnose(windows, *, detection=None, kb=None, at=None, source=None) -> Diagnosis
+    load_kb(extra_dirs=()) -> KnowledgeBase      built-in rules + user folders of YAML rules
+"""
+
+from infersight.diagnose.engine import diagnose
+from infersight.diagnose.kb import KBError, KnowledgeBase, Rule, load_kb
+from infersight.diagnose.result import (
+    Diagnosis,
+    Evidence,
+    HypothesisResult,
+    RootCause,
+    UnexplainedChange,
+)
+
+__all__ = [
+    "Diagnosis",
+    "Evidence",
+    "HypothesisResult",
+    "KBError",
+    "KnowledgeBase",
+    "RootCause",
+    "Rule",
+    "UnexplainedChange",
+    "diagnose",
+    "load_kb",
+]

@@ -1,0 +1,189 @@
+"""Conditions on signal states, evaluated in three values: holds, does not hold, unknown.
+
+A condition on a signal the data lacks is *unknown*, never "normal": a missing signal is not a
+healthy one. `all` is false as soon as one member is false, unknown if one is unknown, else
+true; `any` is true as soon as one member is true. The first member of an `all` group that
+holds fixes the instances that `where: same` members look at (the vector DB's host metrics are
+read on the vector DB, the GPU's temperature on the node whose requests are slow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from infersight.detect import Anomaly
+from infersight.diagnose.context import Context
+from infersight.diagnose.evidence import from_anomaly, from_level, from_normal
+from infersight.diagnose.kb import Condition, Group
+from infersight.diagnose.result import Evidence
+
+Truth = bool | None
+
+
+@dataclass
+class Outcome:
+    truth: Truth
+    instances: frozenset[str] = frozenset()
+    evidence: list[Evidence] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    onset: float | None = None
+    scores: list[float] = field(default_factory=list)
+
+
+def _direction_ok(a: Anomaly, want: str) -> bool:
+    return a.direction == want
+
+
+def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
+    if c.delta is not None and (
+        a.baseline is None or a.observed is None or abs(a.observed - a.baseline) < c.delta
+    ):
+        return False
+    if c.factor is None:
+        return True
+    if a.baseline is None or a.observed is None:
+        return False
+    base, obs = abs(a.baseline), abs(a.observed)
+    if want == "up":
+        return obs >= c.factor * base if base > 0 else obs > 0
+    return obs * c.factor <= base
+
+
+def _test(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """(holds, evidence, onset, score) of one condition on one instance."""
+    sig = c.signal
+    if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
+        kind = {"up": "deviation", "down": "deviation", "outlier": "fleet_outlier"}.get(
+            c.state, "trend"
+        )
+        want = c.state.removeprefix("trend_")
+        if c.state == "outlier":
+            bad = ctx.bad(sig)
+            want = c.direction or (bad if bad in ("up", "down") else "up")
+        for a in ctx.anomalies(sig, inst, kind):
+            if _direction_ok(a, want) and _factor_ok(a, c, want):
+                onset = None if a.kind == "trend" else a.onset  # a slope has no onset
+                return True, from_anomaly(a, ctx, True), onset, a.score
+        return False, None, None, 0.0
+    if c.state == "absent":
+        gone = ctx.absent(sig, inst)
+        if gone is not None:
+            return True, from_anomaly(gone, ctx, True), gone.onset, gone.score
+        return False, None, None, 0.0
+    pre, post, tail = ctx.before_after(sig, inst)
+    if c.state == "normal":
+        off = [a for a in ctx.anomalies(sig, inst) if a.kind in ("deviation", "fleet_outlier")]
+        if off:
+            return False, from_anomaly(off[0], ctx, True), off[0].onset, off[0].score
+        return True, from_normal(ctx, sig, inst, pre, post), None, 0.0
+    if tail is None or post is None:
+        return False, None, None, 0.0
+    level = c.level if c.level is not None else 0.0
+    if c.state == "event":
+        row = ctx.row(sig, inst)
+        assert row is not None
+        k = ctx.split()
+        before = np.nanmax(row[:k]) if np.any(~np.isnan(row[:k])) else -np.inf
+        hit = np.flatnonzero((tail > level) & (tail > before))
+        if hit.size == 0:
+            return False, None, None, 0.0
+        onset = ctx.frame.start + ctx.frame.step * (k + int(hit[0]))
+        peak = float(np.nanmax(tail))
+        ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
+        return True, ev, onset, 10.0
+    holds = post > level if c.state == "above" else post < level
+    if not holds:
+        return False, None, None, 0.0
+    onset = ctx.onset
+    return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
+
+
+def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
+    carrying = ctx.instances_of(c.signal)
+    if anchor is None or c.where == "any":
+        return carrying
+    if c.where == "same":
+        return tuple(i for i in carrying if i in anchor)
+    return tuple(i for i in carrying if i not in anchor)
+
+
+def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> Outcome:
+    cands = _candidates(ctx, c, anchor)
+    if not cands:
+        missing = [c.signal] if not ctx.instances_of(c.signal) or c.where == "same" else []
+        if missing:
+            return Outcome(None, missing=missing)
+        return Outcome(False)
+    held: list[str] = []
+    evidence: list[Evidence] = []
+    onsets: list[float] = []
+    scores: list[float] = []
+    first_bad: Evidence | None = None
+    for inst in cands:
+        ok, ev, onset, score = _test(ctx, c, inst)
+        if ok:
+            held.append(inst)
+            if ev is not None:
+                evidence.append(ev)
+            if onset is not None:
+                onsets.append(onset)
+            scores.append(score)
+        elif c.state == "normal" and ev is not None and first_bad is None:
+            first_bad = ev
+    if c.state == "normal":
+        if len(held) < len(cands):
+            contra = [first_bad] if first_bad is not None else []
+            return Outcome(False, evidence=[_against(e) for e in contra])
+        return Outcome(True, frozenset(held), evidence[:3], scores=[1.0])
+    share = len(held) / len(cands)
+    if not held or share < c.min_share or share > c.max_share:
+        return Outcome(False, evidence=_not_seen(ctx, c, cands))
+    return Outcome(True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores)
+
+
+def _against(e: Evidence) -> Evidence:
+    return Evidence(**{**e.__dict__, "supports": False})
+
+
+def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence]:
+    """One piece of evidence against: the condition looked for and not found (first instance)."""
+    inst = cands[0]
+    pre, post, _ = ctx.before_after(c.signal, inst)
+    ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c)
+    return [ev]
+
+
+def eval_group(ctx: Context, g: Group, anchor: frozenset[str] | None = None) -> Outcome:
+    outs: list[Outcome] = []
+    local = anchor
+    for m in g.members:
+        o = eval_condition(ctx, m, local) if isinstance(m, Condition) else eval_group(ctx, m, local)
+        outs.append(o)
+        if g.mode == "all" and o.truth is True and o.instances:
+            where = m.where if isinstance(m, Condition) else "same"
+            if local is None:
+                local = o.instances
+            elif where == "same":
+                local = local & o.instances or local
+    truths = [o.truth for o in outs]
+    if g.mode == "all":
+        truth: Truth = False if False in truths else (None if None in truths else True)
+        inst = local or frozenset()
+    else:
+        truth = True if True in truths else (None if None in truths else False)
+        inst = frozenset().union(*(o.instances for o in outs if o.truth is True))
+    keep = [o for o in outs if o.truth is truth] if truth is not None else outs
+    onsets = [o.onset for o in keep if o.onset is not None and o.truth is True]
+    return Outcome(
+        truth,
+        inst,
+        [e for o in keep for e in o.evidence],
+        sorted({s for o in outs for s in o.missing}),
+        onsets[0] if onsets else None,
+        [s for o in keep if o.truth is True for s in o.scores],
+    )

@@ -1,0 +1,102 @@
+"""What conditions are evaluated against: the incident frame, detection's findings, the onset.
+
+`Context` indexes detection's anomalies by (signal, instance) and splits the window at the
+incident's onset, so "above 80 °C" and "an Xid appeared" are read since the incident began and
+"normal" is read against the time before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from infersight.detect import Anomaly, DetectionResult
+from infersight.detect.absence import TARGET_UP
+from infersight.frame import FloatArray, MetricFrame
+from infersight.signals import all_signals
+
+#: Without any anomaly the "incident part" is the last share of the window.
+TAIL_SHARE = 0.3
+
+
+def _onset(det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str]) -> float:
+    """Onset of the incident: the earliest strong user-facing anomaly, else the earliest one."""
+    uf = set(user_facing)
+    strong = [a for a in det.anomalies if not a.weak and a.kind != "trend"]
+    pick = [a.onset for a in strong if a.signal in uf] or [a.onset for a in strong]
+    if pick:
+        return float(min(pick))
+    return frame.start + (1.0 - TAIL_SHARE) * (frame.end - frame.start)
+
+
+@dataclass
+class Context:
+    frame: MetricFrame
+    det: DetectionResult
+    onset: float
+    by_key: dict[tuple[str, str], list[Anomaly]] = field(default_factory=dict)
+    _rows: dict[tuple[str, str], FloatArray | None] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, frame: MetricFrame, det: DetectionResult, user_facing: Iterable[str]) -> Context:
+        by: dict[tuple[str, str], list[Anomaly]] = {}
+        for a in det.anomalies:
+            by.setdefault((a.signal, a.instance), []).append(a)
+        return cls(frame, det, _onset(det, frame, user_facing), by)
+
+    # -- data ---------------------------------------------------------------------------------
+    def instances_of(self, signal: str) -> tuple[str, ...]:
+        s = self.frame.get(signal)
+        if s is None:
+            return ()
+        ok = ~np.all(np.isnan(s.values), axis=1)
+        has_anomaly = {i for (sig, i) in self.by_key if sig == signal}
+        return tuple(i for k, i in enumerate(s.instances) if ok[k] or i in has_anomaly)
+
+    def row(self, signal: str, instance: str) -> FloatArray | None:
+        key = (signal, instance)
+        if key not in self._rows:
+            s = self.frame.get(signal)
+            self._rows[key] = None if s is None else s.row(instance)
+        return self._rows[key]
+
+    def split(self, at: float | None = None) -> int:
+        """Grid index where the incident part begins (at `at`, default the incident onset)."""
+        k = self.frame.index_of(self.onset if at is None else at)
+        return max(1, min(k, self.frame.n - 1))
+
+    def before_after(
+        self, signal: str, instance: str, at: float | None = None
+    ) -> tuple[float | None, float | None, FloatArray | None]:
+        """(median before, median since the split, the values since the split)."""
+        row = self.row(signal, instance)
+        if row is None or row.size < 2:
+            return None, None, None
+        k = self.split(at)
+        pre, post = row[:k], row[k:]
+        return _median(pre), _median(post), post
+
+    def anomalies(self, signal: str, instance: str, kind: str | None = None) -> list[Anomaly]:
+        found = self.by_key.get((signal, instance), [])
+        return [a for a in found if kind is None or a.kind == kind]
+
+    def absent(self, signal: str, instance: str) -> Anomaly | None:
+        found = self.anomalies(signal, instance, "absent") or self.anomalies(
+            TARGET_UP, instance, "absent"
+        )
+        return found[0] if found else None
+
+    def unit(self, signal: str) -> str:
+        s = all_signals().get(signal)
+        return s.unit if s is not None else ""
+
+    def bad(self, signal: str) -> str:
+        s = all_signals().get(signal)
+        return s.bad if s is not None else "both"
+
+
+def _median(v: FloatArray) -> float | None:
+    ok = v[~np.isnan(v)]
+    return float(np.median(ok)) if ok.size else None

@@ -1,0 +1,179 @@
+"""diagnose(): the layered walk over the knowledge base (seed §2.3), falsify, chain, rank.
+
+After scope triage (detection's), every hypothesis is tried in the seed's layer order (access →
+service → inference → dependency → infrastructure) and marked confirmed, refuted or
+inconclusive (data missing, named). Confirmed ones are linked by `explains`; the causes no other
+confirmed cause explains are the roots, ranked by onset then strength, each with its chain to
+the symptoms. What no confirmed hypothesis explains goes to the statistical fallback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from infersight.detect import DetectionResult, detect
+from infersight.detect.config import DEFAULT_USER_FACING
+from infersight.diagnose import chain as chain_mod
+from infersight.diagnose.conditions import Outcome, eval_group
+from infersight.diagnose.context import Context
+from infersight.diagnose.fallback import unexplained
+from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
+from infersight.diagnose.rank import Candidate, confidence, order
+from infersight.diagnose.result import (
+    Diagnosis,
+    Evidence,
+    HypothesisResult,
+    RootCause,
+    UnexplainedChange,
+    Verdict,
+)
+from infersight.diagnose.summary import next_actions, summarize
+from infersight.frame import MetricFrame, SignalSeries
+
+INCIDENT = "incident"
+#: An unexplained change at least this large (σ) means "not healthy" even with no rule firing.
+UNHEALTHY_SHIFT = 8.0
+
+
+@dataclass(frozen=True)
+class _Tried:
+    rule: Rule
+    verdict: Verdict
+    confirm: Outcome
+    refute: Outcome | None
+
+
+def _cut(frame: MetricFrame, at: float | None) -> MetricFrame:
+    if at is None or at >= frame.end:
+        return frame
+    n = frame.index_of(at) + 1 if at >= frame.start else 0
+    series = {k: SignalSeries(v.instances, v.values[:, :n]) for k, v in frame.series.items()}
+    return MetricFrame(frame.start, frame.step, n, series)
+
+
+def _try(ctx: Context, rule: Rule) -> _Tried:
+    c = eval_group(ctx, rule.confirm)
+    r = eval_group(ctx, rule.refute, c.instances or None) if rule.refute is not None else None
+    verdict: Verdict
+    if r is not None and r.truth is True:
+        verdict = "refuted"
+    elif c.truth is True:
+        verdict = "confirmed"
+    elif c.truth is False:
+        verdict = "refuted"
+    else:
+        verdict = "inconclusive"
+    return _Tried(rule, verdict, c, r)
+
+
+def _evidence(t: _Tried) -> tuple[Evidence, ...]:
+    out: list[Evidence] = []
+    if t.verdict == "confirmed":
+        out = [dataclasses.replace(e, supports=True) for e in t.confirm.evidence]
+    elif t.refute is not None and t.refute.truth is True:
+        out = [dataclasses.replace(e, supports=False) for e in t.refute.evidence]
+        out += [dataclasses.replace(e, supports=True) for e in t.confirm.evidence]
+    else:
+        out = [dataclasses.replace(e, supports=False) for e in t.confirm.evidence]
+    seen: set[tuple[str, str, str, bool]] = set()
+    uniq = []
+    for e in out:
+        key = (e.signal, e.instance, e.kind, e.supports)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(e)
+    return tuple(uniq)
+
+
+def _result(
+    t: _Tried, graph: Mapping[str, list[str]], back: Mapping[str, list[str]]
+) -> HypothesisResult:
+    ev = _evidence(t)
+    conf = 0.0
+    if t.verdict == "confirmed":
+        conf = confidence(t.confirm.scores, ev, sum(1 for _ in walk(t.rule.confirm)))
+    return HypothesisResult(
+        id=t.rule.id,
+        title=t.rule.title,
+        layer=t.rule.layer,
+        verdict=t.verdict,
+        confidence=conf,
+        seed=t.rule.seed,
+        onset=t.confirm.onset if t.verdict == "confirmed" else None,
+        instances=tuple(sorted(t.confirm.instances)) if t.verdict == "confirmed" else (),
+        evidence=ev,
+        missing_signals=tuple(t.confirm.missing) if t.verdict == "inconclusive" else (),
+        explains=tuple(graph.get(t.rule.id, ())),
+        explained_by=tuple(back.get(t.rule.id, ())),
+        remedy=t.rule.remedy,
+        runbook=t.rule.runbook,
+    )
+
+
+def diagnose(
+    windows: Mapping[str, MetricFrame],
+    *,
+    detection: DetectionResult | None = None,
+    kb: KnowledgeBase | None = None,
+    at: float | None = None,
+    source: Mapping[str, str] | None = None,
+) -> Diagnosis:
+    """Diagnose windows["incident"] (baselines in the other windows) against the knowledge base.
+
+    detection: a DetectionResult already computed on these windows (run here when None);
+    kb: the rules (built-in ones when None); at: the moment of interest, later points ignored.
+    """
+    if INCIDENT not in windows:
+        raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
+    kb = kb or load_kb()
+    det = detection if detection is not None else detect(windows, at=at)
+    frame = _cut(windows[INCIDENT], at)
+    ctx = Context.build(frame, det, DEFAULT_USER_FACING)
+    tried = [_try(ctx, rule) for rule in kb.in_layer_order()]
+    confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
+    graph = chain_mod.edges(confirmed)
+    back = chain_mod.explained_by(graph)
+    results = {t.rule.id: _result(t, graph, back) for t in tried}
+    root_ids = chain_mod.roots(confirmed, graph)
+    ranked = order([Candidate(r, results[r].onset, results[r].confidence) for r in root_ids])
+    roots = tuple(
+        RootCause(c.id, i + 1, c.confidence, chain_mod.chain(graph, c.id))
+        for i, c in enumerate(ranked)
+    )
+    for rc in roots:
+        results[rc.hypothesis] = dataclasses.replace(results[rc.hypothesis], is_root=True)
+    explained: set[tuple[str, str]] = set()
+    for rid in confirmed:
+        for e in results[rid].evidence:
+            explained.add((e.signal, e.instance))
+    changes = unexplained(ctx, det.anomalies, explained)
+    hyps = tuple(results[t.rule.id] for t in tried)
+    healthy = not confirmed and not any(c.score >= UNHEALTHY_SHIFT for c in changes)
+    missing = _missing(hyps)
+    return Diagnosis(
+        start=frame.start,
+        end=frame.end,
+        step=frame.step,
+        healthy=healthy,
+        summary=summarize(healthy, roots, results, changes, det),
+        scope=det.scope.to_dict(),
+        root_causes=roots,
+        hypotheses=hyps,
+        unexplained=tuple(changes),
+        next_actions=next_actions(roots, hyps, kb),
+        missing_signals=missing,
+        source=dict(source or {}),
+    )
+
+
+def _missing(hyps: tuple[HypothesisResult, ...]) -> dict[str, str]:
+    need: dict[str, list[str]] = {}
+    for h in hyps:
+        for s in h.missing_signals:
+            need.setdefault(s, []).append(h.id)
+    return {s: "needed by " + ", ".join(ids) for s, ids in sorted(need.items())}
+
+
+__all__ = ["UnexplainedChange", "diagnose"]

@@ -1,0 +1,124 @@
+"""Evidence with figures: every observation becomes one sentence a person can check."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infersight.detect import Anomaly
+from infersight.detect.units import fmt_duration, fmt_value
+from infersight.diagnose.result import Evidence
+
+if TYPE_CHECKING:
+    from infersight.diagnose.context import Context
+    from infersight.diagnose.kb import Condition
+
+
+def _ratio(base: float | None, obs: float | None) -> str:
+    if base is None or obs is None or base == 0:
+        return ""
+    r = obs / base
+    return f" ({r:.2f}×)" if r < 100 else f" ({r:.3g}×)"
+
+
+def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
+    u = ctx.unit(a.signal)
+    since = f", since {fmt_duration(ctx.frame.end - a.onset)} before the window's end"
+    if a.kind == "deviation":
+        refs = ", ".join(a.baselines) or "baseline"
+        text = (
+            f"{a.signal} on {a.instance} {a.direction} to {fmt_value(a.observed, u)} against "
+            f"{fmt_value(a.baseline, u)} ({refs}){_ratio(a.baseline, a.observed)}{since}"
+        )
+    elif a.kind == "fleet_outlier":
+        text = (
+            f"{a.signal} on {a.instance} at {fmt_value(a.observed, u)} while its peers are at "
+            f"{fmt_value(a.baseline, u)}{_ratio(a.baseline, a.observed)}{since}"
+        )
+    elif a.kind == "trend":
+        text = f"{a.signal} on {a.instance} trending {a.direction}: {a.detail.split(': ', 1)[-1]}"
+    else:
+        text = f"{a.signal} on {a.instance} stopped reporting{since} ({a.detail or 'absent'})"
+    return Evidence(
+        signal=a.signal,
+        instance=a.instance,
+        kind=a.kind,
+        supports=supports,
+        statement=text,
+        window_start=a.onset,
+        window_end=a.end if a.end is not None else ctx.frame.end,
+        baseline=a.baseline,
+        observed=a.observed,
+        unit=u,
+        onset=a.onset,
+    )
+
+
+def from_level(
+    ctx: Context,
+    signal: str,
+    inst: str,
+    state: str,
+    pre: float | None,
+    observed: float,
+    level: float,
+    onset: float,
+) -> Evidence:
+    u = ctx.unit(signal)
+    if state == "event":
+        text = (
+            f"{signal} on {inst} reached {fmt_value(observed, u)} (above {fmt_value(level, u)}"
+            f"; before: {fmt_value(pre, u)})"
+        )
+    else:
+        word = "above" if state == "above" else "below"
+        text = (
+            f"{signal} on {inst} at {fmt_value(observed, u)} since the incident began, {word} "
+            f"{fmt_value(level, u)} (before: {fmt_value(pre, u)})"
+        )
+    return Evidence(
+        signal=signal,
+        instance=inst,
+        kind="event" if state == "event" else "level",
+        supports=True,
+        statement=text,
+        window_start=onset,
+        window_end=ctx.frame.end,
+        baseline=pre,
+        observed=observed,
+        unit=u,
+        onset=onset,
+    )
+
+
+def from_normal(
+    ctx: Context,
+    signal: str,
+    inst: str,
+    pre: float | None,
+    post: float | None,
+    wanted: Condition | None = None,
+) -> Evidence:
+    """A signal seen without the change looked for (`wanted`), or seen normal (a refutation)."""
+    u = ctx.unit(signal)
+    figures = f"{fmt_value(post, u)} since the incident began, {fmt_value(pre, u)} before"
+    if wanted is None:
+        text = f"{signal} on {inst} normal: {figures}"
+    else:
+        what = wanted.state.replace("_", " ")
+        if wanted.level is not None:
+            what += f" {fmt_value(wanted.level, u)}"
+        if wanted.factor is not None:
+            what += f" by {wanted.factor:g}×"
+        text = f"{signal} on {inst} not {what}: {figures}"
+    return Evidence(
+        signal=signal,
+        instance=inst,
+        kind="normal",
+        supports=wanted is None,
+        statement=text,
+        window_start=ctx.frame.times[ctx.split()] if ctx.frame.n else ctx.frame.start,
+        window_end=ctx.frame.end,
+        baseline=pre,
+        observed=post,
+        unit=u,
+    )

@@ -1,0 +1,225 @@
+"""The knowledge base: one hypothesis per YAML file, validated on load.
+
+A rule names the signals it reads, the evidence that confirms it and the evidence that refutes
+it, as conditions on signal states (see `Condition`), and what it explains: other hypotheses or
+symptoms. Users add rules by pointing `load_kb` at folders of their own YAML files; a file with
+the id of a built-in rule replaces it. Errors name the file and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from infersight.signals import Layer, all_signals
+
+State = Literal[
+    "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
+    "event",
+]  # fmt: skip
+Where = Literal["any", "same", "other"]
+Kind = Literal["cause", "symptom"]
+
+LAYER_ORDER: tuple[str, ...] = tuple(layer.value for layer in Layer)
+
+
+class KBError(ValueError):
+    """A rule file that cannot be used; the message names the file and the field."""
+
+
+class Condition(BaseModel):
+    """One signal state. `up`/`down`: deviation from baseline (ratio at least `factor`, change at
+    least `delta`); `above`/`below`: the level since the incident began passes `level`;
+    `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope;
+    `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
+    series stopped or the target is down; `event`: its highest value since the incident began
+    exceeds `level` (default 0) and what it was before.
+
+    where: `any` instance carrying the signal, the `same` instances the enclosing group's first
+    condition matched, or the `other` instances (not those). `min_share`: the share of the
+    instances carrying the signal on which it must hold (1 instance of 10 is an outlier; 6 of
+    10 is the fleet); `max_share`: at most this share (a leak on one instance, not a fleet-wide
+    ramp with load).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    signal: str
+    state: State
+    factor: float | None = Field(None, gt=1.0)
+    delta: float | None = Field(None, gt=0.0)
+    level: float | None = None
+    direction: Literal["up", "down"] | None = None
+    where: Where = "any"
+    min_share: float = Field(0.0, ge=0.0, le=1.0)
+    max_share: float = Field(1.0, ge=0.0, le=1.0)
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> Condition:
+        if self.signal not in all_signals():
+            raise ValueError(f"unknown signal {self.signal!r}")
+        if self.state in ("above", "below") and self.level is None:
+            raise ValueError(f"state {self.state!r} needs a level")
+        if self.factor is not None and self.state not in ("up", "down", "outlier"):
+            raise ValueError(f"factor applies to up/down/outlier, not {self.state!r}")
+        return self
+
+
+class Group(BaseModel):
+    """`all:` every member holds; `any:` at least one does. Members nest."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    all: list[Condition | Group] | None = None
+    any: list[Condition | Group] | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Group:
+        if (self.all is None) == (self.any is None):
+            raise ValueError("a group has exactly one of `all` or `any`")
+        if not (self.all or self.any):
+            raise ValueError("a group needs at least one member")
+        return self
+
+    @property
+    def members(self) -> list[Condition | Group]:
+        return list(self.all if self.all is not None else self.any or [])
+
+    @property
+    def mode(self) -> Literal["all", "any"]:
+        return "all" if self.all is not None else "any"
+
+
+class Rule(BaseModel):
+    """One hypothesis (kind cause) or symptom (kind symptom: never a root cause)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: Kind = "cause"
+    layer: Literal["access", "service", "inference", "dependency", "infrastructure"]
+    title: str
+    seed: str
+    description: str = ""
+    signals: list[str] = Field(default_factory=list)
+    confirm: Group
+    refute: Group | None = None
+    explains: list[str] = Field(default_factory=list)
+    remedy: str = ""
+    runbook: str | None = None
+    checks: dict[str, str] = Field(default_factory=dict)  # signal → how to make it available
+
+    @model_validator(mode="after")
+    def _signals(self) -> Rule:
+        known = all_signals()
+        for s in [*self.signals, *self.checks]:
+            if s not in known:
+                raise ValueError(f"unknown signal {s!r}")
+        return self
+
+    def condition_signals(self) -> list[str]:
+        out: dict[str, None] = dict.fromkeys(self.signals)
+        for g in (self.confirm, self.refute):
+            if g is not None:
+                out.update(dict.fromkeys(c.signal for c in walk(g)))
+        return list(out)
+
+
+Group.model_rebuild()
+
+
+def walk(group: Group) -> Iterator[Condition]:
+    for m in group.members:
+        if isinstance(m, Condition):
+            yield m
+        else:
+            yield from walk(m)
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    rules: tuple[Rule, ...]
+    origins: dict[str, str]  # rule id → file it came from
+
+    def get(self, rid: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rid), None)
+
+    @property
+    def ids(self) -> set[str]:
+        return {r.id for r in self.rules}
+
+    def in_layer_order(self) -> list[Rule]:
+        return sorted(self.rules, key=lambda r: (LAYER_ORDER.index(r.layer), r.kind, r.id))
+
+
+def _loc(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(top)"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def parse_rule(text: str, origin: str) -> Rule:
+    """One rule from YAML text; KBError names `origin` and the failing field."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise KBError(f"{origin}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise KBError(f"{origin}: a rule file holds one mapping (id, layer, title, confirm, …)")
+    try:
+        return Rule.model_validate(raw)
+    except ValidationError as exc:
+        raise KBError(f"{origin}: {_loc(exc)}") from None
+
+
+def _builtin_texts() -> list[tuple[str, str]]:
+    root = resources.files("infersight.diagnose").joinpath("rules")
+    out = []
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.endswith((".yaml", ".yml")):
+            out.append((f"rules/{entry.name}", entry.read_text("utf-8")))
+    return out
+
+
+@cache
+def _builtin() -> tuple[tuple[Rule, str], ...]:
+    return tuple((parse_rule(text, origin), origin) for origin, text in _builtin_texts())
+
+
+def _check_links(rules: dict[str, Rule], origins: dict[str, str]) -> None:
+    for r in rules.values():
+        for target in r.explains:
+            if target not in rules:
+                raise KBError(
+                    f"{origins[r.id]}: explains: unknown hypothesis or symptom {target!r}"
+                )
+            if target == r.id:
+                raise KBError(f"{origins[r.id]}: explains: a rule cannot explain itself")
+
+
+def load_kb(extra_dirs: Iterable[Path | str] = ()) -> KnowledgeBase:
+    """The built-in rules plus every *.yaml in `extra_dirs` (later files replace earlier ids)."""
+    rules: dict[str, Rule] = {}
+    origins: dict[str, str] = {}
+    for rule, origin in _builtin():
+        rules[rule.id], origins[rule.id] = rule, origin
+    for d in extra_dirs:
+        path = Path(d)
+        if not path.is_dir():
+            raise KBError(f"{path}: not a folder of rule files")
+        for f in sorted([*path.glob("*.yaml"), *path.glob("*.yml")]):
+            rule = parse_rule(f.read_text("utf-8"), str(f))
+            rules[rule.id], origins[rule.id] = rule, str(f)
+    _check_links(rules, origins)
+    ordered = sorted(rules.values(), key=lambda r: (LAYER_ORDER.index(r.layer), r.id))
+    return KnowledgeBase(tuple(ordered), origins)

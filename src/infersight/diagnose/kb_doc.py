@@ -1,0 +1,97 @@
+"""Render docs/rules.md from the knowledge base: `python -m infersight.diagnose.kb_doc`.
+
+Each rule is documented the way Grafana Sift documents a check: inputs, how it works, when it
+fires (and what refutes it), what it explains, and what to do.
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
+
+
+def _cond(c: Condition) -> str:
+    parts = [f"`{c.signal}` {c.state.replace('_', ' ')}"]
+    if c.factor is not None:
+        parts.append(f"by ≥ {c.factor:g}×")
+    if c.delta is not None:
+        parts.append(f"by ≥ {c.delta:g}")
+    if c.level is not None:
+        parts.append(f"{c.level:g}")
+    if c.direction is not None:
+        parts.append(f"({c.direction})")
+    if c.where != "any":
+        parts.append(f"on the {c.where} instances")
+    if c.min_share > 0:
+        parts.append(f"on ≥ {c.min_share:.0%} of instances")
+    if c.max_share < 1:
+        parts.append(f"on ≤ {c.max_share:.0%} of instances")
+    return " ".join(parts)
+
+
+def _group(g: Group, depth: int = 0) -> list[str]:
+    pad = "  " * depth
+    head = "all of" if g.mode == "all" else "any of"
+    out = [f"{pad}- {head}:"]
+    for m in g.members:
+        if isinstance(m, Condition):
+            out.append(f"{pad}  - {_cond(m)}")
+        else:
+            out.extend(_group(m, depth + 1))
+    return out
+
+
+def render_rule(r: Rule, origin: str) -> str:
+    lines = [f"### `{r.id}` — {r.title}", ""]
+    lines.append(f"*{r.kind}, {r.layer} layer, seed §{r.seed}; from `{origin}`*")
+    lines += ["", f"**How it works.** {r.description.strip() or r.title}", ""]
+    lines.append("**Inputs.** " + ", ".join(f"`{s}`" for s in r.condition_signals()))
+    lines += ["", "**When it fires (confirmed).**", "", *_group(r.confirm)]
+    if r.refute is not None:
+        lines += ["", "**Refuted when.**", "", *_group(r.refute)]
+    lines += [
+        "",
+        "**Missing data.** A condition on a signal the data lacks is unknown, never normal: the "
+        "rule is then inconclusive and names the signals.",
+    ]
+    if r.explains:
+        lines += ["", "**Explains.** " + ", ".join(f"`{e}`" for e in r.explains)]
+    if r.remedy:
+        lines += ["", f"**Remedy.** {r.remedy}"]
+    if r.runbook:
+        lines += ["", f"**Runbook.** `{r.runbook}`"]
+    if r.checks:
+        lines += ["", "**Settings / to enable.**", ""]
+        lines += [f"- `{s}`: {how}" for s, how in r.checks.items()]
+    return "\n".join(lines)
+
+
+def render(kb: KnowledgeBase | None = None) -> str:
+    kb = kb or load_kb()
+    out = [
+        "# Diagnostic rules",
+        "",
+        "Generated from `src/infersight/diagnose/rules/*.yaml` by "
+        "`python -m infersight.diagnose.kb_doc > docs/rules.md`; do not edit by hand.",
+        "",
+        "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio); "
+        "`above`/`below` — level since the incident began; `normal` — present and not anomalous; "
+        "`trend up`/`trend down` — sustained slope; `outlier` — away from same-role peers; "
+        "`absent` — target down or series stopped; `event` — highest value since the incident "
+        "began exceeds the level and what came before. `same`: on the instances the group's "
+        "first condition matched; `other`: on the rest. Users add rules with "
+        "`load_kb([folder])`.",
+    ]
+    for kind, title in (("cause", "Causes"), ("symptom", "Symptoms")):
+        out += ["", f"## {title}"]
+        for r in kb.in_layer_order():
+            if r.kind == kind:
+                out += ["", render_rule(r, kb.origins[r.id])]
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    print(render(), end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""The plain-words summary of a Diagnosis and what to do next."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from infersight.detect import DetectionResult
+from infersight.detect.units import fmt_duration
+from infersight.diagnose.kb import KnowledgeBase
+from infersight.diagnose.result import HypothesisResult, RootCause, UnexplainedChange
+
+MAX_CHECKS = 8
+
+
+def summarize(
+    healthy: bool,
+    roots: Sequence[RootCause],
+    results: Mapping[str, HypothesisResult],
+    changes: Sequence[UnexplainedChange],
+    det: DetectionResult,
+) -> str:
+    span = fmt_duration(det.end - det.start)
+    if healthy:
+        return (
+            f"Nothing is wrong: no failure mode confirmed and no significant change in the "
+            f"{span} window ({det.series_checked} series checked)."
+        )
+    parts: list[str] = []
+    if roots:
+        names = []
+        for rc in roots:
+            h = results[rc.hypothesis]
+            where = f" on {', '.join(h.instances[:3])}" if h.instances else ""
+            names.append(f"{h.title}{where}")
+        head = "Root cause: " if len(roots) == 1 else f"{len(roots)} root causes: "
+        parts.append(head + "; ".join(names) + ".")
+        first = roots[0]
+        if len(first.chain) > 1:
+            parts.append("Chain: " + " → ".join(first.chain) + ".")
+    else:
+        symptoms = [h.title for h in results.values() if h.verdict == "confirmed"]
+        if symptoms:
+            parts.append("Symptoms confirmed (" + "; ".join(symptoms) + ") but no known cause.")
+        else:
+            parts.append("No known failure mode confirmed.")
+    if changes:
+        top = changes[0]
+        more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
+        parts.append(f"Unexplained change: {top.signal} on {top.instance}{more}.")
+    scope = det.scope
+    if scope.instances not in ("none", "unknown"):
+        parts.append(f"Scope: {scope.requests} requests, {scope.timing}, {scope.instances}.")
+    return " ".join(parts)
+
+
+def next_actions(
+    roots: Sequence[RootCause], hyps: Sequence[HypothesisResult], kb: KnowledgeBase
+) -> tuple[str, ...]:
+    """Remedies and runbooks of the roots, then how to decide the inconclusive hypotheses."""
+    out: list[str] = []
+    by_id = {h.id: h for h in hyps}
+    for rc in roots:
+        h = by_id[rc.hypothesis]
+        rb = f" (runbook: {h.runbook})" if h.runbook else ""
+        if h.remedy:
+            out.append(f"{h.title}: {h.remedy}{rb}")
+    checks: dict[str, list[str]] = {}
+    for h in hyps:
+        rule = kb.get(h.id)
+        if h.verdict != "inconclusive" or rule is None or rule.kind != "cause":
+            continue
+        for s in h.missing_signals:
+            checks.setdefault(s, []).append(h.id)
+    for s, ids in list(checks.items())[:MAX_CHECKS]:
+        how = ""
+        for rid in ids:
+            rule = kb.get(rid)
+            if rule is not None and s in rule.checks:
+                how = f" ({rule.checks[s]})"
+                break
+        out.append(f"Make {s} available{how} to check {', '.join(ids)}.")
+    return tuple(out)

@@ -1,0 +1,114 @@
+"""The engine on synthetic frames: verdicts, missing signals, chains and ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from infersight.diagnose import diagnose
+from infersight.diagnose.chain import chain, edges, roots
+from infersight.diagnose.kb import load_kb
+from infersight.diagnose.rank import Candidate, order
+from infersight.frame import MetricFrame, SignalSeries
+
+START, STEP, N = 1.75e9, 60.0, 240
+ONSET = 180
+
+Shape = Callable[[np.ndarray], np.ndarray]
+
+
+def _frame(spec: dict[str, dict[str, tuple[float, float]]], seed: int = 0) -> MetricFrame:
+    """spec: signal → instance → (level before, level after ONSET); 2% noise."""
+    rng = np.random.default_rng(seed)
+    series = {}
+    for sig, per in spec.items():
+        insts = tuple(per)
+        v = np.empty((len(insts), N))
+        for i, inst in enumerate(insts):
+            a, b = per[inst]
+            v[i, :ONSET], v[i, ONSET:] = a, b
+            v[i] *= 1 + 0.02 * rng.standard_normal(N)
+        series[sig] = SignalSeries(insts, v)
+    return MetricFrame(START, STEP, N, series)
+
+
+NODES = ("node-0", "node-1", "node-2", "node-3")
+
+
+def _fleet(a: float, b: float) -> dict[str, tuple[float, float]]:
+    return {n: (a, b) for n in NODES}
+
+
+def _vector_incident(with_faults: bool = True) -> dict[str, dict[str, tuple[float, float]]]:
+    spec = {
+        "service.e2e_latency_p99": _fleet(0.4, 4.0),
+        "service.queue_length": _fleet(3.0, 80.0),
+        "inference.gpu_util": _fleet(0.7, 0.4),
+        "dependency.vector_query_p99": {"vectordb-0": (0.02, 0.8)},
+        "infra.gpu_temp_c": _fleet(60.0, 60.0),
+        "infra.gpu_sm_clock_mhz": _fleet(1800.0, 1800.0),
+    }
+    if with_faults:
+        spec["infra.major_faults"] = {"vectordb-0": (2.0, 5000.0), **_fleet(1.0, 1.0)}
+    return spec
+
+
+def test_confirmed_refuted_inconclusive() -> None:
+    dx = diagnose({"incident": _frame(_vector_incident())})
+    vec = dx.hypothesis("vector_db_swap")
+    assert vec is not None and vec.verdict == "confirmed" and vec.instances == ("vectordb-0",)
+    assert any(
+        e.signal == "infra.major_faults" and e.instance == "vectordb-0" for e in vec.evidence
+    )
+    ev = next(e for e in vec.evidence if e.signal == "dependency.vector_query_p99")
+    assert ev.baseline is not None and ev.observed is not None and ev.observed > 10 * ev.baseline
+    assert ev.unit == "s" and "vectordb-0" in ev.statement
+    thermal = dx.hypothesis("gpu_thermal_throttling")
+    assert thermal is not None and thermal.verdict == "refuted"
+    gc = dx.hypothesis("gc_pauses")
+    assert gc is not None and gc.verdict == "inconclusive"
+    assert "service.gc_pause_ratio" in gc.missing_signals
+    assert dx.root_causes[0].hypothesis == "vector_db_swap"
+    assert not dx.healthy
+    assert any("vector" in a.lower() for a in dx.next_actions)
+
+
+def test_missing_signal_is_never_healthy() -> None:
+    dx = diagnose({"incident": _frame(_vector_incident(with_faults=False))})
+    vec = dx.hypothesis("vector_db_swap")
+    assert vec is not None and vec.verdict == "inconclusive"
+    assert "infra.major_faults" in vec.missing_signals
+    assert "infra.major_faults" in dx.missing_signals
+
+
+def test_chain_from_root_to_symptoms() -> None:
+    dx = diagnose({"incident": _frame(_vector_incident())})
+    rc = dx.root_causes[0]
+    assert rc.chain[0] == "vector_db_swap" and "queue_backlog" in rc.chain
+    q = dx.hypothesis("queue_backlog")
+    assert q is not None and "vector_db_swap" in q.explained_by
+
+
+def test_healthy_says_so() -> None:
+    spec = {k: {i: (v[0], v[0]) for i, v in per.items()} for k, per in _vector_incident().items()}
+    dx = diagnose({"incident": _frame(spec)})
+    assert dx.healthy and not dx.root_causes and "Nothing is wrong" in dx.summary
+    assert dx.to_dict()["healthy"] is True
+
+
+def test_roots_skip_explained_causes_and_rank_by_onset_then_strength() -> None:
+    kb = load_kb()
+    conf = {r: kb.get(r) for r in ("gpu_thermal_throttling", "slow_instance", "latency_high")}
+    rules = {k: v for k, v in conf.items() if v is not None}
+    g = edges(rules)
+    assert roots(rules, g) == ["gpu_thermal_throttling"]
+    assert chain(g, "gpu_thermal_throttling") == (
+        "gpu_thermal_throttling",
+        "slow_instance",
+        "latency_high",
+    )
+    early, late = Candidate("a", 0.0, 0.5), Candidate("b", 3600.0, 0.9)
+    assert [c.id for c in order([late, early])] == ["a", "b"]
+    tie = Candidate("c", 60.0, 0.9)
+    assert [c.id for c in order([early, tie])] == ["c", "a"]
