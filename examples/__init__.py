@@ -1,0 +1,1 @@
+"""Runnable examples of infersight; run from the repository root: `python -m examples.NAME`."""

@@ -1,0 +1,1 @@
+"""A simulated inference service using all of infersight.serving; see README.md."""

@@ -1,0 +1,50 @@
+"""Serving remedies a service imports: adaptive batching (seed §3.1), admission control with
+fail-fast 503s (§3.3; built into the batchers, or standalone) and singleflight caching against
+stampedes (§4.1), each instrumented with infersight's native metric names
+(`infersight.serving.metrics`)."""
+
+from infersight.serving._batcher import Batcher, BatchFn, predict_wait
+from infersight.serving.admission import AdmissionController
+from infersight.serving.batching import AdaptiveBatcher, FixedWindowBatcher
+from infersight.serving.cache import LoadingCache
+from infersight.serving.errors import (
+    BatcherClosed,
+    BatchSizeMismatch,
+    LoadCancelled,
+    Overloaded,
+    OverloadReason,
+)
+from infersight.serving.http import (
+    OverloadedMiddleware,
+    install_overload_handler,
+    overload_response,
+    overloaded_handler,
+)
+from infersight.serving.metrics import ServingMetrics, serving_metrics
+from infersight.serving.singleflight import SingleFlight, ThreadSingleFlight
+from infersight.serving.virtual_time import VirtualTimeLoop, run_virtual
+
+__all__ = [
+    "AdaptiveBatcher",
+    "AdmissionController",
+    "BatchFn",
+    "BatchSizeMismatch",
+    "Batcher",
+    "BatcherClosed",
+    "FixedWindowBatcher",
+    "LoadCancelled",
+    "LoadingCache",
+    "OverloadReason",
+    "Overloaded",
+    "OverloadedMiddleware",
+    "ServingMetrics",
+    "SingleFlight",
+    "ThreadSingleFlight",
+    "VirtualTimeLoop",
+    "install_overload_handler",
+    "overload_response",
+    "overloaded_handler",
+    "predict_wait",
+    "run_virtual",
+    "serving_metrics",
+]

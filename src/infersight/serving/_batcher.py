@@ -1,0 +1,429 @@
+"""Machinery shared by the batchers: pending queue, dispatch, result fan-out, close.
+
+The batcher is event driven (no background loop): arrivals (once per loop iteration), batch
+completions and timers call `_pump`, which dispatches while an executor slot is free and the
+policy (`_window_plan`) says go, else arms one timer for when it should look again. A batch is
+formed only when a slot is free, so requests that arrive while the executor is busy can still
+join the next batch.
+
+Optional admission (`max_queue`, `max_queue_wait`) bounds the one queue there is, the pending
+queue: an arrival is refused before it is queued when the queue is full or when its predicted
+wait exceeds `max_queue_wait`. The prediction is batch-aware: the k requests ahead leave in full
+batches of `max_batch_size`, so the arrival waits until an executor has finished the running
+batch and then `k // max_batch_size` more batches (spread over the executors), each taking the
+recent full-batch time (EWMA mean + 4 mean deviations, as TCP's retransmit timer). A safety net
+rejects a request still waiting at `max_queue_wait` (one timer, for the oldest request only), so
+no admitted request waits longer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from prometheus_client import CollectorRegistry
+
+from infersight.serving.errors import BatcherClosed, BatchSizeMismatch, Overloaded, OverloadReason
+from infersight.serving.metrics import serving_metrics
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+BatchFn = Callable[[list[T]], Awaitable[Sequence[R | Exception]]]
+"""Runs one batch; slot i answers item i. An Exception instance in a slot fails only that item."""
+
+BATCH_TIME_ALPHA = 0.2  # EWMA weight of the newest batch duration in the wait prediction
+BATCH_TIME_DEVIATIONS = 4.0  # predicted batch time = mean + this × mean deviation (as TCP's RTO)
+
+
+class _Ewma:
+    """Exponentially weighted mean and mean absolute deviation of a duration."""
+
+    __slots__ = ("dev", "mean")
+
+    def __init__(self) -> None:
+        self.mean: float | None = None
+        self.dev = 0.0
+
+    def add(self, x: float) -> None:
+        if self.mean is None:
+            self.mean = x
+            return
+        a = BATCH_TIME_ALPHA
+        self.dev += a * (abs(x - self.mean) - self.dev)
+        self.mean += a * (x - self.mean)
+
+    def high(self) -> float | None:
+        """A batch time that few batches exceed: mean + BATCH_TIME_DEVIATIONS × deviation."""
+        return None if self.mean is None else self.mean + BATCH_TIME_DEVIATIONS * self.dev
+
+
+def predict_wait(
+    position: int,
+    *,
+    max_batch_size: int,
+    batch_time: float | None,
+    busy_remaining: Sequence[float],
+    max_concurrency: int,
+) -> float | None:
+    """Seconds until the request at 1-based POSITION in the pending queue is dispatched.
+
+    The requests ahead of it leave in full batches, so it goes in batch number
+    `(position - 1) // max_batch_size` (0 = the next one). With `max_concurrency` executors
+    whose running batches end in BUSY_REMAINING seconds (idle ones: 0), each batch taking
+    BATCH_TIME, batch b starts when executor `b % c` (in order of freeing) has run `b // c` more
+    batches. None when that needs BATCH_TIME and none is known yet.
+    """
+    b = (position - 1) // max_batch_size
+    free = sorted(busy_remaining)
+    free = [0.0] * (max_concurrency - len(free)) + free
+    rounds, slot = divmod(b, max_concurrency)
+    if rounds == 0 and free[slot] == 0.0:
+        return 0.0
+    if batch_time is None:
+        return None
+    return free[slot] + rounds * batch_time
+
+
+@dataclass(eq=False, slots=True)
+class _Request(Generic[T, R]):
+    item: T
+    future: asyncio.Future[R]
+    arrival: float
+
+
+class Batcher(ABC, Generic[T, R]):
+    """Gathers concurrent `submit` calls into calls of `batch_fn` (see the subclasses).
+
+    Admission (off by default): `max_queue` bounds the pending queue, `max_queue_wait` the time
+    from `submit` to dispatch. Refusals raise `Overloaded`; `rejected_on_arrival` and
+    `rejected_late` count those refused before queueing and those expired by the safety net.
+    """
+
+    def __init__(
+        self,
+        batch_fn: BatchFn[T, R],
+        *,
+        max_batch_size: int,
+        preferred_batch_sizes: Sequence[int] = (),
+        max_concurrency: int = 1,
+        max_queue: int | None = None,
+        max_queue_wait: float | None = None,
+        name: str = "default",
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        if max_queue is not None and max_queue < 0:
+            raise ValueError("max_queue must be >= 0")
+        if max_queue_wait is not None and max_queue_wait <= 0:
+            raise ValueError("max_queue_wait must be > 0")
+        if max_batch_size < 1:
+            raise ValueError("max_batch_size must be >= 1")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        if any(not 1 <= p <= max_batch_size for p in preferred_batch_sizes):
+            raise ValueError("preferred_batch_sizes must lie in [1, max_batch_size]")
+        self._batch_fn = batch_fn
+        self.max_batch_size = max_batch_size
+        self.preferred_batch_sizes = tuple(sorted(set(preferred_batch_sizes)))
+        self.max_concurrency = max_concurrency
+        self.max_queue = max_queue
+        self.max_queue_wait = max_queue_wait
+        self.name = name
+        self._pending: deque[_Request[T, R]] = deque()
+        self._in_flight = 0
+        self._starts: list[float] = []  # loop time at which each executing batch was dispatched
+        self._full_batches = _Ewma()  # duration of full batches: what a backlog runs
+        self._any_batches = _Ewma()  # any batch's, used until a full one has been seen
+        self._deadline: asyncio.TimerHandle | None = None  # safety net for the oldest request
+        self._deadline_for: _Request[T, R] | None = None
+        self.rejected_on_arrival = 0
+        self.rejected_late = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        self._draining = False
+        self._free_since = 0.0  # loop time at which an executor slot last became free
+        self._pump_soon = False
+        m = serving_metrics(registry)
+        self._m_size = m.batch_size.labels(name=name)
+        self._m_fill_wait = m.batch_fill_wait.labels(name=name)
+        self._m_window = m.batch_window.labels(name=name)
+        self._m_duration = m.batch_duration.labels(name=name)
+        self._m_queue = m.queue_length.labels(name=name)
+        self._m_queue_wait = m.queue_wait.labels(name=name)
+        self._m_busy = m.workers_busy.labels(name=name)
+        self._m_rejected = {
+            r: m.rejections.labels(name=name, reason=r) for r in ("queue_full", "wait_exceeded")
+        }
+        m.workers_limit.labels(name=name).set(max_concurrency)
+
+    @property
+    def pending(self) -> int:
+        """Requests waiting to be dispatched."""
+        return len(self._pending)
+
+    @property
+    def in_flight(self) -> int:
+        """Batches executing now."""
+        return self._in_flight
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def batch_time(self) -> float | None:
+        """The batch time the wait prediction uses: recent full-batch duration (EWMA mean plus
+        BATCH_TIME_DEVIATIONS × EWMA mean deviation; before the first full batch, any batch's),
+        or None before any batch has finished."""
+        full = self._full_batches.high()
+        return full if full is not None else self._any_batches.high()
+
+    def estimated_wait(self, position: int | None = None) -> float | None:
+        """Predicted seconds from now until the request at 1-based POSITION of the pending queue
+        (default: the next arrival) is dispatched; None when that cannot be told yet (no batch
+        has finished). Ignores the batching window, which under backlog is 0."""
+        now = asyncio.get_running_loop().time()
+        return self._estimate(len(self._pending) + 1 if position is None else position, now)
+
+    def _estimate(self, position: int, now: float) -> float | None:
+        t = self.batch_time
+        # Before any batch has finished, a busy executor's remaining time is unknown (inf):
+        # only idle executors can be counted on.
+        remaining = [math.inf if t is None else max(0.0, s + t - now) for s in self._starts]
+        return predict_wait(
+            position,
+            max_batch_size=self.max_batch_size,
+            batch_time=t,
+            busy_remaining=remaining,
+            max_concurrency=self.max_concurrency,
+        )
+
+    async def submit(self, item: T) -> R:
+        """Queue ITEM for the next batch and return its result (or raise its error).
+
+        Cancelling the caller before dispatch removes the item; it never reaches batch_fn. With
+        admission configured, raises `Overloaded` before queueing the item when the queue is full
+        (`queue_full`) or its predicted wait exceeds `max_queue_wait` (`wait_exceeded`), and
+        later, rarely, if it is still waiting at `max_queue_wait` (`wait_exceeded`).
+        """
+        if self._closed:
+            raise BatcherClosed(f"batcher {self.name!r} is closed")
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self.max_queue is not None and len(self._pending) >= self.max_queue:
+            self.rejected_on_arrival += 1
+            raise self._reject("queue_full", now)
+        if self.max_queue_wait is not None:
+            estimate = self._estimate(len(self._pending) + 1, now)
+            if estimate is not None and estimate > self.max_queue_wait:
+                self.rejected_on_arrival += 1
+                raise self._reject("wait_exceeded", now, estimate)
+        req: _Request[T, R] = _Request(item, loop.create_future(), now)
+        self._on_arrival(now)
+        self._pending.append(req)
+        if not self._pump_soon:
+            # Decide on the next loop iteration, so that requests arriving in this one (callers
+            # woken together, e.g. by an admission queue handing out slots) form one batch.
+            self._pump_soon = True
+            loop.call_soon(self._deferred_pump)
+        try:
+            return await req.future
+        except asyncio.CancelledError:
+            try:
+                self._pending.remove(req)
+            except ValueError:
+                pass  # already dispatched: the batch runs, its answer for us is dropped
+            else:
+                self._m_queue.set(len(self._pending))
+                if req is self._deadline_for:
+                    self._arm_deadline(loop)
+            raise
+
+    async def close(self, drain: bool = True) -> None:
+        """Refuse new submissions, then finish.
+
+        drain=True dispatches everything pending (without waiting for windows) and returns when
+        all batches are done. drain=False fails pending callers with BatcherClosed; batches already
+        executing still complete and are awaited.
+        """
+        self._closed = True
+        if drain:
+            self._draining = True
+            self._pump()
+        else:
+            self._cancel_timer()
+            self._cancel_deadline()
+            while self._pending:
+                req = self._pending.popleft()
+                if not req.future.done():
+                    req.future.set_exception(BatcherClosed(f"batcher {self.name!r} closed"))
+            self._m_queue.set(0)
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+
+    async def __aenter__(self) -> Batcher[T, R]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close(drain=True)
+
+    def _on_arrival(self, now: float) -> None:
+        """Hook for policies that learn from arrivals."""
+
+    @abstractmethod
+    def _window_plan(self, now: float, pending: int) -> float | None:
+        """None to dispatch the PENDING (< max, no preferred size formable) requests now, else the
+        loop time at which to look again; called only while an executor slot is free."""
+
+    def _plan(self, now: float) -> tuple[int, float | None]:
+        """How many to dispatch now, or (0, when to look again)."""
+        n = len(self._pending)
+        if n >= self.max_batch_size or self._draining:
+            return min(n, self.max_batch_size), None
+        formable = [p for p in self.preferred_batch_sizes if p <= n]
+        if formable:
+            return formable[-1], None
+        wake = self._window_plan(now, n)
+        return (n, None) if wake is None else (0, wake)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _reject(
+        self, reason: OverloadReason, now: float, estimate: float | None = None
+    ) -> Overloaded:
+        self._m_rejected[reason].inc()
+        if estimate is None:
+            estimate = self._estimate(len(self._pending) + 1, now)
+        # When to come back: once the queue ahead has drained (the predicted wait of the last
+        # place); before any batch has finished, max_queue_wait.
+        retry = estimate if estimate is not None else self.max_queue_wait or 0.0
+        return Overloaded(reason, retry)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._deadline_for = None
+
+    def _arm_deadline(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep one timer, at the oldest pending request's deadline (none while draining: close
+        runs everything pending)."""
+        if self.max_queue_wait is None or self._draining:
+            self._cancel_deadline()
+            return
+        head = self._pending[0] if self._pending else None
+        if head is self._deadline_for:
+            return
+        self._cancel_deadline()
+        if head is not None:
+            self._deadline_for = head
+            self._deadline = loop.call_at(head.arrival + self.max_queue_wait, self._on_deadline)
+
+    def _on_deadline(self) -> None:
+        req = self._deadline_for
+        self._deadline = None
+        self._deadline_for = None
+        # The oldest request's deadline has come (by the loop's clock): reject it even if float
+        # rounding puts `now - arrival` a hair below the limit, then look at the rest.
+        if req is not None and self._pending and self._pending[0] is req and not self._draining:
+            self._pending.popleft()
+            self._reject_late(req, asyncio.get_running_loop().time())
+        self._pump()
+
+    def _expire(self, now: float) -> None:
+        """Safety net: reject the requests that have waited max_queue_wait (a prefix: FIFO)."""
+        limit = self.max_queue_wait
+        if limit is None or self._draining:
+            return
+        while self._pending and now - self._pending[0].arrival >= limit:
+            self._reject_late(self._pending.popleft(), now)
+
+    def _reject_late(self, req: _Request[T, R], now: float) -> None:
+        if not req.future.done():
+            self.rejected_late += 1
+            req.future.set_exception(self._reject("wait_exceeded", now))
+
+    def _deferred_pump(self) -> None:
+        self._pump_soon = False
+        self._pump()
+
+    def _pump(self) -> None:
+        self._cancel_timer()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        self._expire(now)
+        while self._pending and self._in_flight < self.max_concurrency:
+            count, wake = self._plan(now)
+            if wake is not None:
+                self._timer = loop.call_at(wake, self._pump)
+                break
+            batch = [self._pending.popleft() for _ in range(count)]
+            live = [r for r in batch if not r.future.done()]  # cancelled, not yet removed
+            if live:
+                self._dispatch(loop, live, now)
+        self._m_queue.set(len(self._pending))
+        self._arm_deadline(loop)
+
+    def _dispatch(
+        self, loop: asyncio.AbstractEventLoop, batch: list[_Request[T, R]], now: float
+    ) -> None:
+        for r in batch:
+            self._m_queue_wait.observe(now - r.arrival)
+            self._m_fill_wait.observe(now - max(r.arrival, self._free_since))
+        self._m_size.observe(len(batch))
+        self._in_flight += 1
+        self._m_busy.set(self._in_flight)
+        self._starts.append(now)
+        task = loop.create_task(self._run(batch, now))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, batch: list[_Request[T, R]], dispatched: float) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            results = await self._batch_fn([r.item for r in batch])
+            if len(results) != len(batch):
+                raise BatchSizeMismatch(len(batch), len(results))
+        except asyncio.CancelledError:
+            for r in batch:
+                r.future.cancel()
+            raise
+        except Exception as exc:
+            for r in batch:
+                if not r.future.done():
+                    r.future.set_exception(exc)
+        else:
+            for r, res in zip(batch, results, strict=True):
+                if r.future.done():
+                    continue
+                if isinstance(res, Exception):
+                    r.future.set_exception(res)
+                else:
+                    r.future.set_result(res)
+        finally:
+            end = loop.time()
+            self._m_duration.observe(end - start)
+            self._learn(len(batch), end - dispatched)
+            self._starts.remove(dispatched)
+            self._in_flight -= 1
+            self._m_busy.set(self._in_flight)
+            if self._in_flight == self.max_concurrency - 1:
+                self._free_since = end
+            self._pump()
+
+    def _learn(self, size: int, duration: float) -> None:
+        """Fold one batch's duration (dispatch to completion, so it includes the loop's lag in
+        starting it) into the batch time the wait prediction uses."""
+        if size >= self.max_batch_size:
+            self._full_batches.add(duration)
+        self._any_batches.add(duration)
