@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from infersight.cli import bundle_cmds, catalog_cmds, lab_cmds, pull_cmds
+from infersight.cli import analysis_cmds, bundle_cmds, catalog_cmds, lab_cmds, pull_cmds
 from infersight.cli.common import CommandError, err_console
 
 app = typer.Typer(
@@ -24,6 +24,8 @@ app.command("signals")(catalog_cmds.signals)
 app.command("exporters")(catalog_cmds.exporters)
 app.command("probe")(pull_cmds.probe)
 app.command("pull")(pull_cmds.pull)
+app.command("detect")(analysis_cmds.detect)
+app.command("diagnose")(analysis_cmds.diagnose)
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
 
@@ -31,6 +33,7 @@ app.add_typer(lab_cmds.app, name="lab")
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Exceptions whose message is already the one line a user should see."""
     from infersight.bundle import BundleError
+    from infersight.diagnose import KBError
     from infersight.exporters import CatalogError
     from infersight.signals import UnknownSignalError
     from infersight.sources.errors import SourceError
@@ -41,6 +44,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         BundleError,
         CatalogError,
         ExpositionError,
+        KBError,
         PromJSONError,
         SourceError,
         UnknownSignalError,
