@@ -1,0 +1,198 @@
+"""Absence is evidence: a target that goes down, or a series that stops while others go on.
+
+Three findings, all of kind "absent":
+
+* `infra.target_up` below 0.5 for `absent_min_points` consecutive points, after being up (in
+  the window or in a baseline) — the scrape target is down;
+* a series whose tail is NaN for at least `absent_min_points` points while the same signal's
+  other instances, or the same instance's other signals, still report — it stopped;
+* a series present in a baseline window but missing from the whole incident window while the
+  signal or the instance otherwise reports — it is gone.
+
+When every series ends together, the data ends; that is not a finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from infersight.detect._stats import BoolArray, FloatArray, sustained
+from infersight.detect.config import DetectConfig
+from infersight.detect.onset import leading_gap
+from infersight.detect.result import Anomaly
+from infersight.frame import MetricFrame
+
+TARGET_UP = "infra.target_up"
+
+
+def _alive(frame: MetricFrame) -> dict[str, BoolArray]:
+    """Per instance: whether any of its signals (target_up aside) has data at each point."""
+    out: dict[str, BoolArray] = {}
+    for name, s in frame.series.items():
+        if name == TARGET_UP:
+            continue
+        ok = ~np.isnan(s.values)
+        for i, inst in enumerate(s.instances):
+            prev = out.get(inst)
+            out[inst] = ok[i] if prev is None else prev | ok[i]
+    return out
+
+
+def _alive_without(frame: MetricFrame, signal: str, inst: str, lo: int, hi: int) -> bool:
+    """Whether `inst` has data in [lo, hi) in a signal other than `signal` (and target_up)."""
+    for name, s in frame.series.items():
+        if name in (signal, TARGET_UP):
+            continue
+        row = s.row(inst)
+        if row is not None and np.any(~np.isnan(row[lo:hi])):
+            return True
+    return False
+
+
+def _target_down(
+    frame: MetricFrame,
+    baselines: Mapping[str, MetricFrame],
+    cfg: DetectConfig,
+    layer: str,
+) -> list[Anomaly]:
+    s = frame.get(TARGET_UP)
+    if s is None:
+        return []
+    out: list[Anomaly] = []
+    t = frame.times
+    with np.errstate(invalid="ignore"):
+        down = s.values < 0.5
+    run = sustained(down, cfg.absent_min_points, cfg.absent_min_points)
+    for r in np.flatnonzero(run.any(axis=1)):
+        inst = s.instances[r]
+        i = int(np.argmax(run[r]))
+        before: FloatArray = s.values[r, :i]
+        was_up = bool(np.any(before >= 0.5))
+        known_before = bool(np.any(~np.isnan(before)))
+        for b in baselines.values():
+            bs = b.get(TARGET_UP)
+            row = bs.row(inst) if bs is not None else None
+            if row is not None and np.any(~np.isnan(row)):
+                known_before = True
+                was_up |= bool(np.any(row >= 0.5))
+        if known_before and not was_up:
+            continue  # down all along: a standing condition, not this incident
+        weak = not known_before
+        score = cfg.absent_score * (cfg.fallback_weight if weak else 1.0)
+        out.append(
+            Anomaly(
+                signal=TARGET_UP,
+                layer=layer,
+                instance=inst,
+                kind="absent",
+                onset=float(t[i]),
+                onset_uncertainty_s=frame.step * (1 + leading_gap(s.values[r], i)),
+                direction="down",
+                score=score,
+                baseline=1.0,
+                observed=float(np.nanmin(s.values[r, i:])),
+                end=float(t[int(np.flatnonzero(run[r])[-1])]),
+                fraction=float(np.mean(down[r, i:])),
+                weak=weak,
+                detail=f"scrape target of {inst} down from point {i} "
+                f"({int(down[r, i:].sum())} of {frame.n - i} points)",
+            )
+        )
+    return out
+
+
+def detect_absent(
+    frame: MetricFrame,
+    baselines: Mapping[str, MetricFrame],
+    cfg: DetectConfig,
+    layer_of: Callable[[str], str],
+) -> list[Anomaly]:
+    """Absence findings in `frame` (already cut to the analysed span)."""
+    out = _target_down(frame, baselines, cfg, layer_of(TARGET_UP))
+    n, t = frame.n, frame.times
+    if n == 0:
+        return out
+    alive = _alive(frame)
+    lookback = max(frame.step, cfg.absent_lookback_s)
+    seen: set[tuple[str, str]] = set()
+    for name, s in frame.series.items():
+        if name == TARGET_UP:
+            continue
+        ok = ~np.isnan(s.values)
+        any_ok = ok.any(axis=1)
+        last = np.where(any_ok, n - 1 - ok[:, ::-1].argmax(axis=1), -1)
+        for r in np.flatnonzero(any_ok & (n - 1 - last >= cfg.absent_min_points)):
+            inst, lo = s.instances[r], int(last[r]) + 1
+            if ok[r, :lo].sum() < 3:
+                continue
+            others = [k for k in range(len(s.instances)) if k != r]
+            peers_on = sum(1 for k in others if ok[k, lo:].any())
+            peer_ok = bool(others) and peers_on >= 0.5 * len(others)
+            if not peer_ok and not _alive_without(frame, name, inst, lo, n):
+                continue
+            seen.add((name, inst))
+            who = f"{peers_on} of {len(others)} peers" if peer_ok else "its other signals"
+            out.append(
+                Anomaly(
+                    signal=name,
+                    layer=layer_of(name),
+                    instance=inst,
+                    kind="absent",
+                    onset=float(t[lo]),
+                    onset_uncertainty_s=lookback,
+                    direction="down",
+                    score=cfg.absent_score,
+                    baseline=float(s.values[r, lo - 1]),
+                    observed=None,
+                    end=float(t[-1]),
+                    fraction=1.0,
+                    detail=f"{name} of {inst} stopped reporting while {who} continue",
+                )
+            )
+    # Present in a baseline, missing from the whole incident window.
+    order = sorted(baselines.items(), key=lambda kv: -kv[1].start)  # most recent first
+    for bname, b in order:
+        for name, bs in b.series.items():
+            if name == TARGET_UP:
+                continue
+            cur = frame.get(name)
+            had = np.any(~np.isnan(bs.values), axis=1)
+            has: dict[str, bool] = {}
+            if cur is not None:
+                cur_any = np.any(~np.isnan(cur.values), axis=1)
+                has = dict(zip(cur.instances, cur_any.tolist(), strict=True))
+            others_on = any(has.values())
+            for rb in np.flatnonzero(had):
+                inst = bs.instances[rb]
+                if (name, inst) in seen or has.get(inst, False):
+                    continue
+                inst_on = inst in alive and bool(alive[inst].any())
+                if not (others_on or inst_on):
+                    continue
+                seen.add((name, inst))
+                brow = bs.values[rb]
+                last_b = int(np.flatnonzero(~np.isnan(brow))[-1])
+                gap = frame.start - (b.start + last_b * b.step)
+                weak = bname != order[0][0]
+                out.append(
+                    Anomaly(
+                        signal=name,
+                        layer=layer_of(name),
+                        instance=inst,
+                        kind="absent",
+                        onset=frame.start,
+                        onset_uncertainty_s=max(frame.step, gap),
+                        direction="down",
+                        score=cfg.absent_score * (cfg.fallback_weight if weak else 1.0),
+                        baseline=float(brow[last_b]),
+                        observed=None,
+                        end=float(t[-1]),
+                        fraction=1.0,
+                        baselines=(bname,),
+                        weak=weak,
+                        detail=f"{name} of {inst} reported in {bname} but not in this window",
+                    )
+                )
+    return out

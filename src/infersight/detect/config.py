@@ -1,0 +1,232 @@
+"""DetectConfig: every threshold the detectors use, with the reasoning behind its default.
+
+Durations are in grid points (a 15 s grid turns 4 points into one minute); levels are in the
+signal's own unit (seconds, ratio 0–1, bytes, °C, MHz, …) as normalised at the edge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Absolute change a deviation must exceed, per unit. Chosen so that a change smaller than this
+#: is not worth a human's attention whatever the statistics say.
+DEFAULT_ABS_FLOORS: dict[str, float] = {
+    "s": 0.005,  # 5 ms
+    "ratio": 0.10,  # 10 percentage points (ratios use this instead of a relative floor)
+    "bytes": 64 * 2**20,  # 64 MiB
+    "celsius": 5.0,
+    "MHz": 100.0,
+    "W": 25.0,
+    "count": 2.0,
+    "per_s": 0.05,
+    "cores": 0.25,
+    "code": 0.5,  # any change of an error code
+}
+
+#: Units whose relative floor differs from rel_floor: ratios rely on their absolute floor; a
+#: clock 20% under nominal or a GPU 10 °C hotter is already trouble (seed §4.2).
+DEFAULT_UNIT_REL_FLOORS: dict[str, float] = {
+    "ratio": 0.0,
+    "MHz": 0.1,
+    "celsius": 0.1,
+    "W": 0.2,
+    "code": 0.0,
+}
+
+#: Per-signal overrides of the unit floor: rare-but-serious ratios and event counters.
+DEFAULT_SIGNAL_ABS_FLOORS: dict[str, float] = {
+    "service.error_ratio": 0.01,
+    "access.5xx_ratio": 0.01,
+    "access.upstream_5xx_ratio": 0.01,
+    "infra.tcp_retrans_ratio": 0.003,
+    "service.gc_pause_ratio": 0.02,
+    "infra.swap_used_ratio": 0.02,
+    "infra.gpu_throttle": 0.5,
+    "infra.target_up": 0.5,
+    "infra.gpu_ecc_dbe": 1.0,
+    "infra.oom_kills": 1.0,
+    "service.restarts": 1.0,
+    "inference.gpu_processes": 1.0,
+}
+
+#: Signals that leak slowly and are worth a trend (slope, time to exhaustion).
+DEFAULT_TREND_SIGNALS: tuple[str, ...] = (
+    "inference.gpu_mem_used_ratio",
+    "inference.gpu_mem_used_bytes",
+    "service.process_rss",
+    "dependency.cache_mem_ratio",
+    "infra.mem_available_ratio",
+    "infra.swap_used_ratio",
+)
+
+#: Minimum change over the fitted span for a trend to be worth reporting, per unit.
+DEFAULT_TREND_FLOORS: dict[str, float] = {
+    "ratio": 0.02,
+    "bytes": 32 * 2**20,
+}
+
+#: Signals that follow demand: they swing with every traffic burst (a push notification, a
+#: campaign), so a change counts only when it lasts `load_min_duration_s`.
+DEFAULT_LOAD_SIGNALS: tuple[str, ...] = (
+    "access.request_rate",
+    "service.request_rate",
+    "service.process_cpu",
+    "inference.batch_size",
+    "inference.running_requests",
+    "inference.generation_tokens_rate",
+    "inference.gpu_util",
+    "inference.tensor_active",
+    "infra.gpu_power_w",
+    "infra.cpu_util",
+    "infra.nic_drops",
+    "dependency.cache_evictions",
+    "dependency.singleflight_joins_rate",
+)
+
+#: What the user sees (seed §2.3 step 1 reads these first).
+DEFAULT_USER_FACING: tuple[str, ...] = (
+    "service.e2e_latency_p99",
+    "service.e2e_latency_p50",
+    "service.e2e_latency_avg",
+    "service.error_ratio",
+    "service.ttft_p99",
+    "access.request_latency_p99",
+    "access.upstream_latency_p99",
+    "access.5xx_ratio",
+    "access.upstream_5xx_ratio",
+)
+
+
+class DetectConfig(BaseModel):
+    """Settings of every detector. The defaults are meant for real, noisy 15 s–5 min data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- deviation from baseline ------------------------------------------------------------
+    rel_floor: float = Field(
+        0.4, ge=0, description="Minimum relative change |x - baseline| / |baseline| (not ratios)."
+    )
+    unit_rel_floors: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_UNIT_REL_FLOORS),
+        description="Relative floor per unit where rel_floor does not fit (ratios, clocks, °C).",
+    )
+    abs_floors: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_ABS_FLOORS),
+        description="Minimum absolute change per unit; unknown units/signals use 0.",
+    )
+    signal_abs_floors: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_SIGNAL_ABS_FLOORS),
+        description="Per-signal overrides of the unit floor.",
+    )
+    z_threshold: float = Field(4.0, gt=0, description="Minimum robust z (deviation / scale).")
+    mad_floor_rel: float = Field(
+        0.05, ge=0, description="Scale is at least this fraction of |baseline| (flat lines)."
+    )
+    mad_floor_abs: float = Field(
+        0.25, ge=0, description="Scale is at least this fraction of the absolute floor."
+    )
+    min_points: int = Field(
+        4, ge=1, description="Anomalous points needed within a sustain window to count."
+    )
+    sustain_window: int = Field(
+        5, ge=1, description="Sliding window (points) in which min_points must be anomalous."
+    )
+    load_signals: tuple[str, ...] = DEFAULT_LOAD_SIGNALS
+    load_min_duration_s: float = Field(
+        900.0, ge=0, description="How long a load-following signal must deviate (bursts pass)."
+    )
+    load_sustain_fraction: float = Field(
+        0.75, gt=0, le=1, description="Share of that duration that must be anomalous."
+    )
+    block_points: int = Field(8, ge=1, description="Baseline band resolution in points.")
+    local_half_width: int = Field(
+        8, ge=0, description="Extra baseline points pooled on each side of a block (time-local)."
+    )
+    min_ref_points: int = Field(
+        6, ge=1, description="Baseline points a block needs; fewer falls back to pre-onset."
+    )
+    derive_from_incident: bool = Field(
+        True,
+        description="When a baseline window is missing but the incident window is long enough, "
+        "take the same lag from the incident window itself (self-1h, self-1d, self-7d).",
+    )
+    fallback_fraction: float = Field(
+        0.3, gt=0, lt=1, description="Early share of the window used as pre-onset reference."
+    )
+    fallback_min_points: int = Field(8, ge=2, description="Minimum pre-onset reference length.")
+    fallback_weight: float = Field(
+        0.5, gt=0, le=1, description="Score multiplier for findings against pre-onset reference."
+    )
+    z_cap: float = Field(50.0, gt=0, description="Robust z is capped here before scoring.")
+
+    # -- onset ------------------------------------------------------------------------------
+    onset_search_points: int = Field(
+        30, ge=2, description="Change-point search radius around the first sustained point."
+    )
+    cusum_clip: float = Field(3.0, gt=0, description="Residuals (in z) are clipped for CUSUM.")
+
+    # -- trends -----------------------------------------------------------------------------
+    trend_signals: tuple[str, ...] = DEFAULT_TREND_SIGNALS
+    trend_floors: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_TREND_FLOORS))
+    trend_rel_floor: float = Field(
+        0.02, ge=0, description="Change over the span must exceed this share of the level."
+    )
+    trend_subsample: int = Field(48, ge=8, description="Points used by Theil–Sen (pairs²/2).")
+    trend_min_points: int = Field(12, ge=4, description="Valid points needed for a trend.")
+    trend_min_tau: float = Field(
+        0.6, gt=0, le=1, description="Minimum Kendall tau (monotone enough)."
+    )
+    trend_min_mk_z: float = Field(
+        4.0, gt=0, description="Minimum Mann–Kendall z (high: real series are autocorrelated)."
+    )
+    trend_noise_k: float = Field(
+        3.0, ge=0, description="Change over the span must exceed this × residual noise."
+    )
+    capacities: dict[str, float] = Field(
+        default_factory=dict,
+        description="Capacity per signal for time to exhaustion (bytes signals); ratios use 1.",
+    )
+
+    # -- fleet ------------------------------------------------------------------------------
+    fleet_min_size: int = Field(3, ge=3, description="Instances in a peer group to compare.")
+    fleet_z_threshold: float = Field(4.0, gt=0, description="Robust z across peers.")
+    fleet_min_fraction: float = Field(
+        0.25, gt=0, le=1, description="Share of the instance's points that must be outlying."
+    )
+
+    # -- absence ----------------------------------------------------------------------------
+    absent_min_points: int = Field(
+        4, ge=1, description="Missing tail / target down points before absence is evidence."
+    )
+    absent_lookback_s: float = Field(
+        300.0, ge=0, description="Staleness window of the source (Prometheus: 5 min)."
+    )
+    absent_score: float = Field(8.0, gt=0, description="Score of an absence finding.")
+
+    # -- scope ------------------------------------------------------------------------------
+    user_facing: tuple[str, ...] = DEFAULT_USER_FACING
+    cluster_share: float = Field(
+        0.5, gt=0, le=1, description="Share of instances anomalous for 'cluster'."
+    )
+    continuous_fraction: float = Field(
+        0.7, gt=0, le=1, description="Post-onset anomalous share for 'continuous'."
+    )
+    partial_error_ratio: float = Field(
+        0.5, gt=0, le=1, description="Error ratio below this means part of the requests fail."
+    )
+
+    def sustain_for(self, signal: str, step: float) -> tuple[int, int]:
+        """(min_points, window) of the sustain rule for this signal on this grid."""
+        if signal in self.load_signals and step > 0:
+            w = max(self.sustain_window, round(self.load_min_duration_s / step))
+            return max(self.min_points, int(np.ceil(self.load_sustain_fraction * w))), w
+        return self.min_points, self.sustain_window
+
+    def abs_floor(self, signal: str, unit: str | None) -> float:
+        if signal in self.signal_abs_floors:
+            return self.signal_abs_floors[signal]
+        return self.abs_floors.get(unit or "", 0.0)
+
+    def rel_floor_for(self, unit: str | None) -> float:
+        return self.unit_rel_floors.get(unit or "", self.rel_floor)

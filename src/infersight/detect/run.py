@@ -1,0 +1,328 @@
+"""detect(): every detector over one incident window and its baselines, one typed result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from infersight.detect import onset as onset_mod
+from infersight.detect._stats import BoolArray, FloatArray
+from infersight.detect.absence import TARGET_UP, detect_absent
+from infersight.detect.baseline import (
+    PRE_ONSET,
+    STANDARD_BASELINES,
+    Band,
+    Deviation,
+    Reference,
+    band,
+    derivable,
+    deviation,
+    references,
+)
+from infersight.detect.config import DetectConfig
+from infersight.detect.fleet import FleetOutlier, default_peer_groups, detect_fleet
+from infersight.detect.result import Anomaly, DetectionResult, Sign
+from infersight.detect.scope import ScopeEntry, ScopeSignal, post_onset, summarize_signal, triage
+from infersight.detect.trend import Trend, detect_trends
+from infersight.detect.units import fmt_value
+from infersight.frame import MetricFrame, SignalSeries
+from infersight.signals import all_signals
+
+INCIDENT = "incident"
+UNKNOWN_LAYER = "unknown"
+
+
+@dataclass(frozen=True)
+class _Meta:
+    layer: str
+    unit: str | None
+    bad: str
+
+
+def _meta(signal: str) -> _Meta | None:
+    s = all_signals().get(signal)
+    return None if s is None else _Meta(s.layer.value, s.unit, s.bad)
+
+
+def _cut(frame: MetricFrame, n: int) -> MetricFrame:
+    if frame.n <= n:
+        return frame
+    series = {k: SignalSeries(v.instances, v.values[:, :n]) for k, v in frame.series.items()}
+    return MetricFrame(frame.start, frame.step, n, series)
+
+
+def _deviation_anomalies(
+    signal: str,
+    meta: _Meta,
+    instances: tuple[str, ...],
+    t: FloatArray,
+    x: FloatArray,
+    refs: list[Reference],
+    bd: Band,
+    dev: Deviation,
+    abs_floor: float,
+    rel_floor: float,
+    cfg: DetectConfig,
+) -> list[tuple[Anomaly, int]]:
+    """One anomaly per row with a sustained deviation, with the onset's grid index."""
+    out: list[tuple[Anomaly, int]] = []
+    step = float(t[1] - t[0]) if t.size > 1 else 0.0
+    for r in np.flatnonzero(dev.sustained.any(axis=1)):
+        on = onset_mod.estimate(
+            dev.z[r],
+            dev.sustained[r],
+            x[r],
+            z_threshold=cfg.z_threshold,
+            search=cfg.onset_search_points,
+            clip=cfg.cusum_clip,
+            max_back=cfg.sustain_window,
+        )
+        if on is None:
+            continue
+        pts = dev.sustained[r]
+        obs = float(np.median(x[r, pts]))
+        base = float(np.median(bd.center[r, pts]))
+        ratio = obs / base if base != 0 else None
+        z = min(float(np.median(dev.z[r, pts])), cfg.z_cap)
+        effect = abs(obs - base) / max(rel_floor * abs(base), abs_floor, 1e-12)
+        weak = bool(np.mean(bd.fallback[r, pts]) > 0.5)
+        score = float(np.sqrt(z * min(effect, cfg.z_cap)))
+        if weak:
+            score *= cfg.fallback_weight
+            used: tuple[str, ...] = (PRE_ONSET,)
+        else:
+            used = tuple(ref.name for ref in refs if np.any(~np.isnan(ref.values[r, pts])))
+            used = used or tuple(ref.name for ref in refs if np.any(~np.isnan(ref.values[r])))
+        sign: Sign
+        if meta.bad in ("up", "down"):
+            sign = "up" if meta.bad == "up" else "down"
+        else:
+            sign = "up" if np.median(dev.signed[r, pts]) >= 0 else "down"
+        valid = ~np.isnan(x[r])
+        frac, _ = post_onset(dev.flags[r], valid, on.index, cfg.sustain_window)
+        rtxt = f"{ratio:.2f}×, " if ratio is not None else ""
+        detail = (
+            f"{instances[r]}: {signal} at {fmt_value(obs, meta.unit)} vs "
+            f"{fmt_value(base, meta.unit)} ({rtxt}z {z:.1f}) against {', '.join(used)}"
+        )
+        anomaly = Anomaly(
+            signal=signal,
+            layer=meta.layer,
+            instance=instances[r],
+            kind="deviation",
+            onset=float(t[on.index]),
+            onset_uncertainty_s=on.uncertainty_s(step),
+            direction=sign,
+            score=score,
+            baseline=base,
+            observed=obs,
+            ratio=ratio,
+            z=z,
+            end=float(t[int(np.flatnonzero(pts)[-1])]),
+            fraction=frac,
+            baselines=used,
+            weak=weak,
+            detail=detail,
+        )
+        out.append((anomaly, on.index))
+    return out
+
+
+def _fleet_anomaly(f: FleetOutlier, cfg: DetectConfig) -> Anomaly:
+    effect = abs((f.ratio or 1.0) - 1.0) / max(cfg.rel_floor, 1e-12)
+    return Anomaly(
+        signal=f.signal,
+        layer=f.layer,
+        instance=f.instance,
+        kind="fleet_outlier",
+        onset=f.onset,
+        onset_uncertainty_s=f.onset_uncertainty_s,
+        direction=f.direction,
+        score=float(np.sqrt(min(f.z, cfg.z_cap) * min(max(effect, 1.0), cfg.z_cap))),
+        baseline=f.fleet_value,
+        observed=f.value,
+        ratio=f.ratio,
+        z=f.z,
+        fraction=f.fraction,
+        baselines=("fleet" if f.group is None else f"fleet:{f.group}",),
+        detail=f.detail,
+    )
+
+
+def _trend_anomaly(tr: Trend, step: float) -> Anomaly:
+    tte = tr.time_to_exhaustion_s
+    txt = f", exhausted in {tte / 3600:.1f} h" if tte is not None else ""
+    return Anomaly(
+        signal=tr.signal,
+        layer=tr.layer,
+        instance=tr.instance,
+        kind="trend",
+        onset=tr.start,
+        onset_uncertainty_s=max(step, tr.span_s),
+        direction="up" if tr.slope_per_s > 0 else "down",
+        score=float(min(abs(tr.mk_z), 50.0)),
+        observed=tr.level,
+        baseline=tr.level - tr.change,
+        detail=f"{tr.instance}: {tr.signal} moving {tr.slope_per_h:+.4g}/h (tau {tr.tau:.2f}){txt}",
+    )
+
+
+def _byte_capacity(frame: MetricFrame, n: int) -> dict[str, float]:
+    """GPU memory capacity per instance from bytes / ratio, when both are reported."""
+    b = frame.get("inference.gpu_mem_used_bytes")
+    r = frame.get("inference.gpu_mem_used_ratio")
+    if b is None or r is None:
+        return {}
+    out: dict[str, float] = {}
+    for i, inst in enumerate(b.instances):
+        rr = r.row(inst)
+        if rr is None:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cap = b.values[i, :n] / rr[:n]
+        cap = cap[np.isfinite(cap) & (rr[:n] > 0.05)]
+        if cap.size:
+            out[inst] = float(np.median(cap))
+    return out
+
+
+def _baseline_notes(
+    incident: MetricFrame, baselines: Mapping[str, MetricFrame], cfg: DetectConfig
+) -> tuple[tuple[str, ...], list[str]]:
+    missing: list[str] = []
+    notes: list[str] = []
+    for name in STANDARD_BASELINES:
+        b = baselines.get(name)
+        if b is not None and b.points() > 0:
+            if abs(b.step - incident.step) > 1e-9:
+                notes.append(f"{name}: step {b.step} s differs from {incident.step} s; ignored")
+                missing.append(name)
+            continue
+        if cfg.derive_from_incident and b is None and derivable(name, incident):
+            notes.append(f"{name}: not given; taken from the incident window itself (self-)")
+            continue
+        missing.append(name)
+        why = "empty" if b is not None else "not given"
+        notes.append(f"{name}: {why}; unavailable")
+    if len(missing) == len(STANDARD_BASELINES) and not any(
+        k not in STANDARD_BASELINES for k in baselines
+    ):
+        notes.append(
+            f"no baseline: series are compared to the first {cfg.fallback_fraction:.0%} of the "
+            "window (pre-onset), weaker evidence"
+        )
+    return tuple(missing), notes
+
+
+def detect(
+    windows: Mapping[str, MetricFrame],
+    *,
+    at: float | None = None,
+    config: DetectConfig | None = None,
+    peer_groups: Mapping[str, str] | None = None,
+) -> DetectionResult:
+    """Run every detector on windows["incident"] against the other windows as baselines.
+
+    at: the moment of interest (an alert); points after it are ignored. peer_groups:
+    instance → group (model, GPU type) for fleet comparison; default: all instances.
+    """
+    cfg = config or DetectConfig()
+    if INCIDENT not in windows:
+        raise ValueError("detect needs an 'incident' window; got " + ", ".join(windows))
+    full = windows[INCIDENT]
+    n = full.n if at is None else (full.index_of(at) + 1 if at >= full.start else 0)
+    inc = _cut(full, n)
+    baselines = {k: _cut(v, n) for k, v in windows.items() if k != INCIDENT}
+    missing, notes = _baseline_notes(full, baselines, cfg)
+    t = inc.times
+    n_pre = max(cfg.fallback_min_points, int(cfg.fallback_fraction * n))
+    capacity = _byte_capacity(inc, n)
+    groups = peer_groups if peer_groups is not None else default_peer_groups(inc)
+    anomalies: list[Anomaly] = []
+    trends: list[Trend] = []
+    fleet: list[FleetOutlier] = []
+    unknown: list[str] = []
+    scope_flags: dict[str, tuple[SignalSeries, BoolArray, dict[str, tuple[int, float | None]]]] = {}
+    fallback_series = series_checked = 0
+    for signal, s in inc.series.items():
+        meta = _meta(signal)
+        if meta is None:
+            unknown.append(signal)
+            meta = _Meta(UNKNOWN_LAYER, None, "both")
+        if signal == TARGET_UP or n < 2:
+            continue
+        x = s.values
+        series_checked += x.shape[0]
+        abs_floor = cfg.abs_floor(signal, meta.unit)
+        rel_floor = cfg.rel_floor_for(meta.unit)
+        refs = references(signal, s.instances, x, full, baselines, cfg)
+        bd = band(x, refs, abs_floor, n_pre, cfg)
+        fallback_series += int(np.count_nonzero(bd.fallback.mean(axis=1) > 0.5))
+        sustain = cfg.sustain_for(signal, inc.step)
+        dev = deviation(x, bd, meta.bad, abs_floor, rel_floor, cfg, sustain)
+        found = _deviation_anomalies(
+            signal, meta, s.instances, t, x, refs, bd, dev, abs_floor, rel_floor, cfg
+        )
+        anomalies.extend(a for a, _ in found)
+        outliers, fmask = detect_fleet(
+            signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, abs_floor, rel_floor,
+            cfg, groups, show_group=peer_groups is not None,
+        )  # fmt: skip
+        fleet.extend(outliers)
+        anomalies.extend(_fleet_anomaly(f, cfg) for f in outliers)
+        if signal in cfg.trend_signals:
+            yest = next((r.values for r in refs if r.name in ("baseline-1d", "self-1d")), None)
+            tr = detect_trends(
+                signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, yest, cfg,
+                capacity if meta.unit == "bytes" else None,
+            )  # fmt: skip
+            trends.extend(tr)
+            anomalies.extend(_trend_anomaly(x_, inc.step) for x_ in tr)
+        if signal in cfg.user_facing:
+            onsets: dict[str, tuple[int, float | None]] = {
+                a.instance: (i, a.observed) for a, i in found
+            }
+            for f in outliers:
+                onsets.setdefault(f.instance, (inc.index_of(f.onset), f.value))
+            scope_flags[signal] = (s, dev.flags | fmask, onsets)
+    absent = detect_absent(
+        inc, baselines, cfg, lambda s: (_meta(s) or _Meta(UNKNOWN_LAYER, None, "both")).layer
+    )
+    anomalies.extend(absent)
+    sigs: list[ScopeSignal] = []
+    for signal in cfg.user_facing:
+        sf = scope_flags.get(signal)
+        if sf is None:
+            continue
+        s, flags, onsets = sf
+        entries = [
+            ScopeEntry(
+                inst, *post_onset(flags[r], ~np.isnan(s.values[r]), on, cfg.sustain_window), obs
+            )
+            for r, inst in enumerate(s.instances)
+            if inst in onsets
+            for on, obs in [onsets[inst]]
+        ]
+        gone = {a.instance for a in absent if a.signal == signal and a.instance not in onsets}
+        entries.extend(ScopeEntry(inst, 1.0, 1, None) for inst in sorted(gone))
+        sigs.append(summarize_signal(signal, len(s.instances), entries))
+    anomalies.sort(key=lambda a: (-a.score, a.onset))
+    trends.sort(key=lambda tr: (tr.time_to_exhaustion_s is None, tr.time_to_exhaustion_s or 0.0))
+    fleet.sort(key=lambda f: -f.z)
+    return DetectionResult(
+        start=inc.start,
+        end=inc.end,
+        step=inc.step,
+        anomalies=tuple(anomalies),
+        trends=tuple(trends),
+        fleet_outliers=tuple(fleet),
+        scope=triage(sigs, cfg),
+        unavailable_baselines=missing,
+        baseline_notes=tuple(notes),
+        fallback_series=fallback_series,
+        signals_checked=len(inc.series),
+        series_checked=series_checked,
+        unknown_signals=tuple(unknown),
+    )

@@ -1,0 +1,197 @@
+"""Trends: slow leaks (VRAM, RSS, cache memory) as a robust slope and a time to exhaustion.
+
+The window is cut into `trend_subsample` chunks; each chunk's median is one point of a
+Theil–Sen fit (median of all pairwise slopes), so spikes, resets and gaps barely move it.
+A trend is reported only when it is monotone enough (Kendall tau, Mann–Kendall z), climbs in
+both halves of the window (a step is not a leak), is larger than the noise around the line, a
+per-unit floor and a share of the level, runs in the signal's bad direction, and is not the
+same shape the series had yesterday at the same level (a diurnal ramp is not a leak).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from infersight.detect._stats import MAD_TO_SIGMA, FloatArray, finite_or_none, nanmedian
+from infersight.detect.config import DetectConfig
+
+
+@dataclass(frozen=True)
+class TrendFit:
+    """Per row: slope (unit/s), value at the last grid time, Kendall tau, MK z, noise, span."""
+
+    slope: FloatArray
+    level_end: FloatArray
+    tau: FloatArray
+    mk_z: FloatArray
+    noise: FloatArray
+    n_valid: FloatArray
+    span_s: FloatArray
+    first: FloatArray  # index of the first valid point
+
+
+def theil_sen(t: FloatArray, y: FloatArray, m: int) -> TrendFit:
+    """Theil–Sen on chunk medians, vectorised over rows (rows × n → per-row figures)."""
+    rows, n = y.shape
+    m = max(2, min(m, n))
+    size = -(-n // m)
+    m = -(-n // size)
+    pad = np.full((rows, m * size), np.nan)
+    pad[:, :n] = y
+    tpad = np.full(m * size, np.nan)
+    tpad[:n] = t
+    ym = nanmedian(pad.reshape(rows, m, size))
+    tm = np.nanmean(tpad.reshape(m, size), axis=1)
+    i, j = np.triu_indices(m, 1)
+    dy = ym[:, j] - ym[:, i]
+    slopes = dy / (tm[j] - tm[i])
+    slope = nanmedian(slopes)
+    valid_pairs = np.count_nonzero(~np.isnan(dy), axis=1)
+    s = np.nansum(np.sign(dy), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / valid_pairs
+        k = np.count_nonzero(~np.isnan(ym), axis=1).astype(np.float64)
+        var = k * (k - 1) * (2 * k + 5) / 18.0
+        mk_z = (np.abs(s) - 1) / np.sqrt(var) * np.sign(s)
+    t_end = t[-1] if n else 0.0
+    intercept = nanmedian(ym - slope[:, None] * (tm - t_end)[None, :])
+    resid = y - (intercept[:, None] + slope[:, None] * (t - t_end)[None, :])
+    noise = MAD_TO_SIGMA * nanmedian(np.abs(resid - nanmedian(resid)[:, None]))
+    ok = ~np.isnan(y)
+    first = np.where(ok.any(axis=1), ok.argmax(axis=1), n - 1).astype(np.float64)
+    last = np.where(ok.any(axis=1), n - 1 - ok[:, ::-1].argmax(axis=1), 0).astype(np.float64)
+    step = float(t[1] - t[0]) if n > 1 else 0.0
+    return TrendFit(
+        slope=slope,
+        level_end=intercept,
+        tau=tau,
+        mk_z=mk_z,
+        noise=noise,
+        n_valid=ok.sum(axis=1).astype(np.float64),
+        span_s=np.maximum(last - first, 0) * step,
+        first=first,
+    )
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A significant, monotone slope in the bad direction, with time to exhaustion if known."""
+
+    signal: str
+    layer: str
+    instance: str
+    slope_per_s: float
+    level: float  # fitted value at the end of the window
+    change: float  # fitted change over the span of data
+    span_s: float
+    start: float  # first point of the fit
+    tau: float
+    mk_z: float
+    capacity: float | None
+    time_to_exhaustion_s: float | None
+    exhausts_at: float | None
+
+    @property
+    def slope_per_h(self) -> float:
+        return self.slope_per_s * 3600.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signal": self.signal,
+            "layer": self.layer,
+            "instance": self.instance,
+            "slope_per_s": self.slope_per_s,
+            "slope_per_h": self.slope_per_h,
+            "level": self.level,
+            "change": self.change,
+            "span_s": self.span_s,
+            "start": self.start,
+            "tau": finite_or_none(self.tau),
+            "mk_z": finite_or_none(self.mk_z),
+            "capacity": self.capacity,
+            "time_to_exhaustion_s": self.time_to_exhaustion_s,
+            "exhausts_at": self.exhausts_at,
+        }
+
+
+def detect_trends(
+    signal: str,
+    layer: str,
+    unit: str | None,
+    bad: str,
+    instances: tuple[str, ...],
+    t: FloatArray,
+    x: FloatArray,
+    yesterday: FloatArray | None,
+    cfg: DetectConfig,
+    capacity: dict[str, float] | None = None,
+) -> list[Trend]:
+    """Trends of one signal's rows. `capacity`: per-instance capacity (bytes signals)."""
+    if bad not in ("up", "down") or x.shape[1] < cfg.trend_min_points:
+        return []
+    sign = 1.0 if bad == "up" else -1.0
+    m = cfg.trend_subsample
+    fit = theil_sen(t, x, m)
+    floor = cfg.trend_floors.get(unit or "", 0.0)
+    change = fit.slope * fit.span_s
+    with np.errstate(invalid="ignore"):
+        ok = (
+            (fit.n_valid >= cfg.trend_min_points)
+            & (sign * fit.tau >= cfg.trend_min_tau)
+            & (sign * fit.mk_z >= cfg.trend_min_mk_z)
+            & (sign * change > np.maximum(floor, cfg.trend_noise_k * fit.noise))
+            & (np.abs(change) >= cfg.trend_rel_floor * np.abs(fit.level_end))
+        )
+    if np.any(ok):
+        # A leak climbs all along; a step (a slow instance's memory jumping once) does not.
+        h = x.shape[1] // 2
+        first, second = theil_sen(t[:h], x[:, :h], m), theil_sen(t[h:], x[:, h:], m)
+        with np.errstate(invalid="ignore"):
+            ok &= (sign * first.slope >= 0.25 * sign * fit.slope) & (
+                sign * second.slope >= 0.25 * sign * fit.slope
+            )
+    if yesterday is not None and np.any(ok):
+        # Same ramp yesterday at the same level: the daily shape, not a leak.
+        yfit = theil_sen(t, yesterday, cfg.trend_subsample)
+        with np.errstate(invalid="ignore"):
+            same_shape = sign * yfit.slope >= 0.5 * sign * fit.slope
+            same_level = np.abs(nanmedian(x) - nanmedian(yesterday)) < np.maximum(floor, 1e-12)
+        ok &= ~(same_shape & same_level)
+    out: list[Trend] = []
+    for r in np.flatnonzero(ok):
+        inst = instances[r]
+        slope, level = float(fit.slope[r]), float(fit.level_end[r])
+        cap: float | None = None
+        if unit == "ratio":
+            cap = 1.0 if bad == "up" else 0.0
+        elif capacity is not None and inst in capacity:
+            cap = capacity[inst]
+        elif signal in cfg.capacities:
+            cap = cfg.capacities[signal]
+        tte: float | None = None
+        at: float | None = None
+        if cap is not None and slope != 0:
+            remaining = (cap - level) / slope
+            tte = max(0.0, float(remaining))
+            at = float(t[-1]) + tte
+        out.append(
+            Trend(
+                signal=signal,
+                layer=layer,
+                instance=inst,
+                slope_per_s=slope,
+                level=level,
+                change=float(change[r]),
+                span_s=float(fit.span_s[r]),
+                start=float(t[int(fit.first[r])]),
+                tau=float(fit.tau[r]),
+                mk_z=float(fit.mk_z[r]),
+                capacity=cap,
+                time_to_exhaustion_s=tte,
+                exhausts_at=at,
+            )
+        )
+    return out

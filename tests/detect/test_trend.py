@@ -1,0 +1,97 @@
+"""Trends: leaks with a time to exhaustion; noise, sawtooth and daily ramps are not leaks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synth import START, STEP, FloatArray, noisy, windows
+
+from infersight.detect import DetectConfig, detect
+from infersight.detect.trend import theil_sen
+
+VRAM = "inference.gpu_mem_used_ratio"
+RSS = "service.process_rss"
+
+
+def leak(level: float, per_h: float, noise: float) -> object:
+    def gen(t: FloatArray, i: int) -> FloatArray:
+        rng = np.random.default_rng(i + 7)
+        out: FloatArray = level + per_h * (t - t[0]) / 3600 + noise * rng.standard_normal(t.size)
+        return out
+
+    return gen
+
+
+def test_theil_sen_slope_robust_to_spikes_and_gaps() -> None:
+    t = np.arange(240) * 15.0
+    y = 0.5 + 1e-5 * t + 0.002 * np.random.default_rng(0).standard_normal(240)
+    y[[10, 50, 90]] = 5.0
+    y[100:130] = np.nan
+    fit = theil_sen(t, y[None, :], 48)
+    assert fit.slope[0] == pytest.approx(1e-5, rel=0.05)
+    assert fit.tau[0] > 0.8
+    assert fit.level_end[0] == pytest.approx(0.5 + 1e-5 * t[-1], abs=0.01)
+
+
+def test_vram_leak_with_time_to_exhaustion() -> None:
+    w = windows({VRAM: noisy(0.55, 0.01)}, incident={VRAM: leak(0.55, 0.2, 0.005)})  # type: ignore[dict-item]
+    r = detect(w)
+    assert {t.instance for t in r.trends} == {f"node-{i}" for i in range(4)}
+    for tr in r.trends:
+        assert tr.slope_per_h == pytest.approx(0.2, rel=0.1)
+        assert tr.level == pytest.approx(0.75, abs=0.02)
+        assert tr.time_to_exhaustion_s == pytest.approx(0.25 / 0.2 * 3600, rel=0.15)
+        assert tr.exhausts_at is not None and tr.exhausts_at > START
+    kinds = {a.kind for a in r.anomalies if a.signal == VRAM}
+    assert "trend" in kinds
+
+
+def test_bytes_leak_slope_only_without_capacity() -> None:
+    gib = 2.0**30
+    inc = {RSS: leak(4 * gib, 1 * gib, 0.01 * gib)}
+    w = windows({RSS: noisy(4 * gib, 0.01)}, incident=inc)  # type: ignore[dict-item]
+    r = detect(w)
+    assert len(r.trends) == 4
+    assert all(t.capacity is None and t.time_to_exhaustion_s is None for t in r.trends)
+    r = detect(w, config=DetectConfig(capacities={RSS: 8 * gib}))
+    assert all(t.time_to_exhaustion_s == pytest.approx(3 * 3600, rel=0.15) for t in r.trends)
+
+
+def test_noise_and_sawtooth_are_not_trends() -> None:
+    def saw(t: FloatArray, i: int) -> FloatArray:
+        out: FloatArray = 0.6 + 0.1 * ((t - t[0]) % 600) / 600  # GC-like: up, drop, up
+        return out
+
+    w = windows({VRAM: noisy(0.6, 0.03), "dependency.cache_mem_ratio": saw})
+    assert detect(w).trends == ()
+
+
+def test_daily_ramp_at_same_level_as_yesterday_is_not_a_leak() -> None:
+    w = windows({VRAM: leak(0.5, 0.1, 0.003)}, baselines=("baseline-1d",))  # type: ignore[dict-item]
+    assert detect(w).trends == ()
+    # without yesterday the same ramp is reported: the comparison is what suppresses it
+    w = windows({VRAM: leak(0.5, 0.1, 0.003)}, baselines=())  # type: ignore[dict-item]
+    assert len(detect(w).trends) == 4
+
+
+def test_falling_available_memory_exhausts_at_zero() -> None:
+    w = windows(
+        {"infra.mem_available_ratio": noisy(0.5, 0.01)},
+        incident={"infra.mem_available_ratio": leak(0.5, -0.2, 0.003)},
+    )  # type: ignore[dict-item]
+    r = detect(w)
+    assert len(r.trends) == 4
+    assert all(
+        t.time_to_exhaustion_s == pytest.approx(0.3 / 0.2 * 3600, rel=0.15) for t in r.trends
+    )
+    assert STEP == 15.0
+
+
+def test_a_step_is_not_a_leak() -> None:
+    def step(t: FloatArray, i: int) -> FloatArray:
+        out: FloatArray = np.where(np.arange(t.size) < 120, 0.55, 0.7)
+        return out + 0.002 * np.random.default_rng(i).standard_normal(t.size)
+
+    r = detect(windows({VRAM: noisy(0.55, 0.003)}, incident={VRAM: step}))
+    assert r.trends == ()
+    assert len([a for a in r.anomalies if a.kind == "deviation"]) == 4
