@@ -28,6 +28,7 @@ app.command("detect")(analysis_cmds.detect)
 app.command("diagnose")(analysis_cmds.diagnose)
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
+app.command("demo")(lab_cmds.demo)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -80,8 +80,9 @@ def gather(
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in DEFAULT_BASELINES)]:
         with progress_bar(f"pulling {name}", enabled=not quiet) as update:
             res = pull(client, catalog, end - length - shift, end - shift, 15.0, None, "5m", update)
-        windows[name] = res.frame
         if name == INCIDENT:
-            missing = dict(res.missing)
+            windows[name], missing = res.frame, dict(res.missing)
+        elif res.frame.signals:  # a server without that much history: no such baseline
+            windows[name] = res.frame
     source = {"kind": "prometheus", "url": conn.url, "window": promql_duration(length)}
     return Inputs(windows, source, missing, at_s)

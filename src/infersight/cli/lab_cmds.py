@@ -106,3 +106,28 @@ def sim(
         f"{summary['samples']:,} samples; roots: {', '.join(truth['roots']) or 'none (healthy)'}"
     )
     err_console.print("the ground truth is in the bundle's truth.json artifact")
+
+
+def demo(
+    out_dir: Annotated[
+        Path, typer.Option("--out-dir", help="Where the bundle and the HTML report go.")
+    ] = Path("out"),
+    seed: Annotated[int, typer.Option("--seed", help="Another seed, another night.")] = 217,
+    dialect: Annotated[str, typer.Option("--dialect", "-d", help=DIALECT_HELP)] = "vllm",
+) -> None:
+    """The 02:17 incident, simulated with a day of history and diagnosed; no server needed.
+
+    P99 climbs from a few hundred ms to seconds at 02:17. infersight freezes the scene into an
+    evidence bundle, walks the layers, and names the root causes with the chain and evidence.
+    """
+    from infersight.demo import run_demo
+    from infersight.report import render_terminal
+
+    res = run_demo(out_dir, seed, dialect, step=lambda msg: err_console.print(f"[dim]· {msg}[/]"))
+    render_terminal(res.diagnosis, console)
+    console.print(
+        f"\nHTML report: [bold]{res.html}[/]   evidence bundle: [bold]{res.bundle}[/]\n"
+        f"The simulator's ground truth: {', '.join(res.truth_roots)}. Try next:\n"
+        f"  infersight diagnose {res.bundle} --format md\n"
+        f"  infersight lab scenarios"
+    )
