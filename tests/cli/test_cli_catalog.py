@@ -64,3 +64,16 @@ def test_bad_mapping_folder_is_named(tmp_path: object) -> None:
     assert res.returncode == 1
     assert "/nonexistent-dir: not a directory" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_json_output_is_strict_json() -> None:
+    """NaN is not JSON: an undefined figure is null."""
+    import contextlib
+    import io
+
+    from infersight.cli.common import print_json
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print_json({"rate": float("nan"), "rows": [float("inf"), 1.0]})
+    assert json.loads(buf.getvalue()) == {"rate": None, "rows": [None, 1.0]}

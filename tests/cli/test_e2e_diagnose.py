@@ -55,3 +55,12 @@ def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:
     html = (tmp_path / "demo-0217.html").read_text("utf-8")
     assert "<svg" in html and "vectordb-0" in html
     assert (tmp_path / "demo-0217.tar.gz").stat().st_size > 10_000
+
+
+def test_bench_accuracy_on_a_subset() -> None:
+    args = ["accuracy", "--seeds", "1", "--dialects", "vllm", "--json"]
+    res = runner.invoke(app, ["bench", *args, "--scenarios", "gpu_thermal_throttling"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert set(doc["scenarios"]) == {"gpu_thermal_throttling"}
+    assert doc["false_root_rate"] is None  # no healthy window was run: undefined, not 0

@@ -6,7 +6,14 @@ import sys
 
 import typer
 
-from infersight.cli import analysis_cmds, bundle_cmds, catalog_cmds, lab_cmds, pull_cmds
+from infersight.cli import (
+    analysis_cmds,
+    bench_cmds,
+    bundle_cmds,
+    catalog_cmds,
+    lab_cmds,
+    pull_cmds,
+)
 from infersight.cli.common import CommandError, err_console
 
 app = typer.Typer(
@@ -29,6 +36,7 @@ app.command("diagnose")(analysis_cmds.diagnose)
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
+app.add_typer(bench_cmds.app, name="bench")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -11,6 +11,8 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from infersight.jsonsafe import finite
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -33,7 +35,8 @@ def fail(message: str, code: int = EXIT_FINDINGS) -> NoReturn:
 
 def print_json(data: Any) -> None:
     """Machine-readable output on stdout, nothing else mixed in."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    text = json.dumps(finite(data), indent=2, default=str, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 @contextmanager
