@@ -1,0 +1,48 @@
+"""The diagnosis as JSON: `Diagnosis.to_dict()` under a schema tag, strict JSON (no NaN).
+
+`diagnosis.schema.json` (JSON Schema 2020-12, next to this module) describes the document;
+`Diagnosis.from_dict` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from typing import Any, cast
+
+from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
+
+SCHEMA_NAME = "infersight.diagnosis"
+
+
+def _finite(value: Any) -> Any:
+    """NaN and ±inf (not JSON) become null; containers are walked."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The JSON document as a dict: schema tag first, then every field of the diagnosis."""
+    body = _finite(diagnosis.to_dict())
+    return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
+
+
+def render_json(diagnosis: Diagnosis, indent: int | None = 2) -> str:
+    return (
+        json.dumps(
+            diagnosis_document(diagnosis), indent=indent, ensure_ascii=False, allow_nan=False
+        )
+        + "\n"
+    )
+
+
+def diagnosis_schema() -> dict[str, Any]:
+    """The JSON Schema of the document `render_json` writes."""
+    text = resources.files("infersight.report").joinpath("diagnosis.schema.json").read_text("utf-8")
+    return cast(dict[str, Any], json.loads(text))

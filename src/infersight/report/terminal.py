@@ -1,0 +1,154 @@
+"""The report in a terminal (rich): what broke, why, and the figures that say so."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.report.units import format_clock, format_confidence
+from infersight.report.view import (
+    ReportView,
+    RootView,
+    build_view,
+    evidence_where,
+    figures,
+    refuting,
+)
+
+
+def _heading(text: str) -> Text:
+    return Text(f"\n{text}", style="bold underline")
+
+
+def _evidence_line(e: Evidence) -> Text:
+    mark = ("✔ ", "green") if e.supports else ("✘ ", "red")
+    line = Text(mark[0], style=mark[1])
+    line.append(e.statement)
+    fig = figures(e)
+    if fig:
+        line.append(f"  [{fig}]", style="bold")
+    line.append(f"  {evidence_where(e)}", style="dim")
+    return line
+
+
+def _scope(v: ReportView) -> RenderableType:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_column(style="dim")
+    for item in v.scope:
+        table.add_row(Text(item.label), Text(item.value), Text(item.why))
+    if not v.scope:
+        table.add_row("Scope", "not determined", "")
+    parts: list[RenderableType] = [table]
+    if v.scope_signals:
+        sig = Table(box=None, padding=(0, 2), show_edge=False)
+        for col in ("user-facing signal", "anomalous", "observed"):
+            sig.add_column(col, style="dim" if col != "observed" else "")
+        for row in v.scope_signals:
+            sig.add_row(*(Text(c) for c in row))
+        parts.append(sig)
+    return Group(*parts)
+
+
+def _root(r: RootView) -> RenderableType:
+    h = r.hypothesis
+    head = Text(f"#{r.rank}  ", style="bold")
+    head.append(r.title, style="bold red")
+    head.append(f"  confidence {r.confidence}", style="bold")
+    if h is not None:
+        head.append(f"  [{h.layer}]", style="cyan")
+        if h.onset is not None:
+            head.append(f"  onset {format_clock(h.onset, seconds=True)} UTC")
+        if h.instances:
+            head.append(f"  on {', '.join(h.instances)}", style="dim")
+    head.append("\nchain: ", style="yellow")
+    head.append(r.chain_text)
+    tree = Tree(head)
+    seen: list[str] = []
+    for i, step in enumerate(r.steps):
+        if not step.first:
+            seen.append(step.title)
+            continue
+        label = Text("root: " if i == 0 else f"{i}. ", style="yellow")
+        label.append(step.title, style="bold")
+        label.append(f"  ({step.layer or 'unknown layer'})", style="cyan")
+        node = tree.add(label)
+        if step.hypothesis is not None:
+            for e in step.hypothesis.evidence:
+                node.add(_evidence_line(e))
+    if seen:
+        tree.add(Text(f"then {' → '.join(seen)} (evidence above)", style="dim"))
+    lines: list[RenderableType] = [tree]
+    if h is not None and h.remedy:
+        lines.append(Text.assemble(("Remedy: ", "bold green"), h.remedy))
+    if h is not None and h.runbook:
+        lines.append(Text.assemble(("Runbook: ", "bold green"), h.runbook))
+    return Group(*lines)
+
+
+def _hypotheses(
+    title: str, hyps: tuple[HypothesisResult, ...], refuted: bool = False
+) -> list[RenderableType]:
+    if not hyps:
+        return []
+    out: list[RenderableType] = [_heading(title)]
+    for h in hyps:
+        label = Text.assemble((h.title, "bold"), (f"  [{h.layer}]", "cyan"), (f"  {h.id}", "dim"))
+        if h.verdict == "confirmed":
+            label.append(f"  confidence {format_confidence(h.confidence)}")
+        tree = Tree(label)
+        if h.verdict == "inconclusive":
+            missing = ", ".join(h.missing_signals) or "not stated"
+            tree.add(Text.assemble(("missing: ", "yellow"), missing))
+        for e in refuting(h) if refuted else h.evidence:
+            tree.add(_evidence_line(e))
+        out.append(tree)
+    return out
+
+
+def renderables(d: Diagnosis) -> list[RenderableType]:
+    """The report as rich renderables, in order (for embedding in other output)."""
+    v = build_view(d)
+    style = "green" if d.healthy else "red"
+    head = Text(v.headline, style=f"bold {style}")
+    if d.summary and d.summary != v.headline:
+        head.append(f"\n{d.summary}", style="")
+    head.append(f"\nWindow: {v.window}", style="dim")
+    out: list[RenderableType] = [Panel(head, title="infersight diagnosis", border_style=style)]
+    out += [_heading("Scope"), _scope(v)]
+    if v.roots:
+        out.append(_heading("Root causes, chain and evidence"))
+        for r in v.roots:
+            out += [_root(r), Text("")]
+    out += _hypotheses("Also confirmed", v.also_confirmed)
+    ruled = "Checked and ruled out" if d.healthy else "Ruled out"
+    out += _hypotheses(ruled, v.refuted, refuted=True)
+    out += _hypotheses("Could not be checked (data missing)", v.inconclusive)
+    if d.unexplained:
+        out.append(_heading("Unexplained changes"))
+        for u in d.unexplained:
+            line = Text(f"• {u.statement}")
+            line.append(f"  {u.signal} @ {u.instance} [{u.layer}] score {u.score:.2g}", style="dim")
+            out.append(line)
+    if d.next_actions:
+        out.append(_heading("Next actions"))
+        out += [Text(f"{i}. {a}") for i, a in enumerate(d.next_actions, 1)]
+    if d.missing_signals:
+        out.append(_heading("Missing signals"))
+        out += [Text.assemble((f"• {k}: ", "yellow"), r) for k, r in d.missing_signals.items()]
+    if d.source:
+        src = ", ".join(f"{k}={val}" for k, val in d.source.items())
+        out.append(Text(f"\nSource: {src}", style="dim"))
+    return out
+
+
+def render_terminal(diagnosis: Diagnosis, console: Console | None = None) -> None:
+    """Print the report. User text is never read as rich markup."""
+    con = console or Console()
+    for r in renderables(diagnosis):
+        con.print(r)

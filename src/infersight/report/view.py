@@ -1,0 +1,215 @@
+"""What every report says, computed once from a Diagnosis; renderers only lay it out.
+
+Terminal, Markdown and HTML show the same sections in the same order: verdict, scope, root
+causes with their chains, the evidence for each step, what was ruled out and why, what could not
+be checked, unexplained changes, next actions, missing signals, source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.report.units import (
+    format_change,
+    format_clock,
+    format_confidence,
+    format_value,
+    format_window,
+)
+from infersight.signals import UnknownSignalError, get_signal
+
+_AXES: dict[str, tuple[str, dict[str, str]]] = {
+    "requests": (
+        "Requests",
+        {"all": "All requests", "part": "Part of the requests", "none": "No requests affected"},
+    ),
+    "timing": (
+        "Timing",
+        {"continuous": "Continuous", "intermittent": "Intermittent", "none": "Nothing abnormal"},
+    ),
+    "instances": (
+        "Instances",
+        {
+            "one": "One instance",
+            "some": "Some instances",
+            "cluster": "The whole cluster",
+            "none": "No instance abnormal",
+        },
+    ),
+}
+_CONSUMED = {"signals", "anomalous_instances", "total_instances"}
+
+
+@dataclass(frozen=True)
+class ScopeItem:
+    label: str
+    value: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a chain; `first` is False when an earlier chain already showed its evidence."""
+
+    id: str
+    title: str
+    layer: str
+    hypothesis: HypothesisResult | None
+    first: bool
+
+
+@dataclass(frozen=True)
+class RootView:
+    rank: int
+    confidence: str
+    id: str
+    title: str
+    hypothesis: HypothesisResult | None
+    steps: tuple[Step, ...]
+
+    @property
+    def chain_text(self) -> str:
+        return " → ".join(s.title for s in self.steps)
+
+
+@dataclass(frozen=True)
+class ReportView:
+    diagnosis: Diagnosis
+    headline: str
+    window: str
+    scope: tuple[ScopeItem, ...]
+    scope_signals: tuple[tuple[str, str, str], ...]  # signal, "k of n" anomalous, observed
+    roots: tuple[RootView, ...]
+    also_confirmed: tuple[HypothesisResult, ...]
+    refuted: tuple[HypothesisResult, ...]
+    inconclusive: tuple[HypothesisResult, ...]
+
+
+def signal_unit(signal: str) -> str:
+    """The canonical unit of a signal, "" for one the catalog does not know."""
+    try:
+        return get_signal(signal).unit
+    except UnknownSignalError:
+        return ""
+
+
+def title_of(d: Diagnosis, hid: str) -> str:
+    h = d.hypothesis(hid)
+    return h.title if h is not None else hid
+
+
+def figures(e: Evidence) -> str:
+    """The evidence's numbers: "20 ms → 800 ms" (baseline → observed), "" when it has none."""
+    return format_change(e.baseline, e.observed, e.unit or signal_unit(e.signal))
+
+
+def evidence_where(e: Evidence) -> str:
+    """ "dependency.vector_query_p99 @ vdb-0, from 02:17" """
+    where = f"{e.signal} @ {e.instance}" if e.instance else e.signal
+    return f"{where}, from {format_clock(e.onset)}" if e.onset is not None else where
+
+
+def refuting(h: HypothesisResult) -> tuple[Evidence, ...]:
+    """The evidence that speaks against a hypothesis (all of it when none is marked so)."""
+    against = tuple(e for e in h.evidence if not e.supports)
+    return against or h.evidence
+
+
+def short(value: Any, limit: int = 120) -> str:
+    text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _scope(scope: Mapping[str, Any]) -> tuple[ScopeItem, ...]:
+    items: list[ScopeItem] = []
+    for key, (label, names) in _AXES.items():
+        if key in scope:
+            raw = str(scope[key])
+            items.append(
+                ScopeItem(
+                    label, names.get(raw, raw.capitalize()), short(scope.get(f"{key}_why", ""), 300)
+                )
+            )
+    if "anomalous_instances" in scope:
+        bad = list(scope["anomalous_instances"] or [])
+        total = scope.get("total_instances")
+        count = f"{len(bad)} of {total}" if total is not None else str(len(bad))
+        items.append(ScopeItem("Anomalous instances", count, short(bad) if bad else ""))
+    shown = set(_AXES) | {f"{k}_why" for k in _AXES} | _CONSUMED
+    for key, value in scope.items():
+        if key not in shown and value not in (None, "", [], {}):
+            items.append(ScopeItem(key.replace("_", " ").capitalize(), short(value)))
+    return tuple(items)
+
+
+def _scope_signals(scope: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    rows: list[tuple[str, str, str]] = []
+    for s in scope.get("signals") or []:
+        if not isinstance(s, Mapping) or "signal" not in s:
+            continue
+        name = str(s["signal"])
+        bad = s.get("anomalous") or []
+        count = f"{len(bad)} of {s.get('instances', '?')}"
+        observed = s.get("observed")
+        obs = format_value(observed, signal_unit(name)) if isinstance(observed, int | float) else ""
+        rows.append((name, count, obs))
+    return tuple(rows)
+
+
+def _roots(d: Diagnosis) -> tuple[RootView, ...]:
+    shown: set[str] = set()
+    out: list[RootView] = []
+    for r in sorted(d.root_causes, key=lambda r: r.rank):
+        chain = r.chain if r.chain and r.chain[0] == r.hypothesis else (r.hypothesis, *r.chain)
+        steps: list[Step] = []
+        for hid in chain:
+            h = d.hypothesis(hid)
+            layer = h.layer if h is not None else ""
+            steps.append(Step(hid, title_of(d, hid), layer, h, hid not in shown))
+            shown.add(hid)
+        h0 = d.hypothesis(r.hypothesis)
+        out.append(
+            RootView(
+                rank=r.rank,
+                confidence=format_confidence(r.confidence),
+                id=r.hypothesis,
+                title=title_of(d, r.hypothesis),
+                hypothesis=h0,
+                steps=tuple(steps),
+            )
+        )
+    return tuple(out)
+
+
+def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
+    if d.healthy:
+        n = len(d.by_verdict("refuted"))
+        unchecked = len(d.by_verdict("inconclusive"))
+        tail = f", {unchecked} could not be checked" if unchecked else ""
+        return f"Nothing is wrong: no anomaly found; {n} hypotheses checked and ruled out{tail}."
+    if roots:
+        names = " and ".join(f"{r.title} ({r.confidence})" for r in roots)
+        word = "Root cause" if len(roots) == 1 else f"{len(roots)} root causes"
+        return f"{word}: {names}."
+    if d.unexplained:
+        return "Something changed, but no known cause explains it; see unexplained changes."
+    return "Anomalies found, but no root cause could be confirmed."
+
+
+def build_view(d: Diagnosis) -> ReportView:
+    roots = _roots(d)
+    in_chain = {s.id for r in roots for s in r.steps}
+    return ReportView(
+        diagnosis=d,
+        headline=_headline(d, roots),
+        window=format_window(d.start, d.end),
+        scope=_scope(d.scope),
+        scope_signals=_scope_signals(d.scope),
+        roots=roots,
+        also_confirmed=tuple(h for h in d.by_verdict("confirmed") if h.id not in in_chain),
+        refuted=tuple(d.by_verdict("refuted")),
+        inconclusive=tuple(d.by_verdict("inconclusive")),
+    )

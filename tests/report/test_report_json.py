@@ -1,0 +1,79 @@
+"""JSON report: the schema tag, strict JSON, the schema file, and the round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from minischema import validate
+from report_samples import healthy, hostile, incident, unchecked
+
+from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
+from infersight.report import diagnosis_schema, render_json
+
+SAMPLES = {"incident": incident, "healthy": healthy, "unchecked": unchecked, "hostile": hostile}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_output_is_valid_against_the_schema(name: str) -> None:
+    doc = json.loads(render_json(SAMPLES[name]()))
+    assert doc["schema"] == "infersight.diagnosis"
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert validate(doc, diagnosis_schema()) == []
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_round_trips_through_from_dict(name: str) -> None:
+    d = SAMPLES[name]()
+    assert Diagnosis.from_dict(json.loads(render_json(d))) == d
+
+
+def test_schema_catches_what_it_should() -> None:
+    schema = diagnosis_schema()
+    good: dict[str, Any] = json.loads(render_json(incident()))
+
+    def broken(change: Any) -> list[str]:
+        doc = json.loads(json.dumps(good))
+        change(doc)
+        return validate(doc, schema)
+
+    assert broken(lambda d: d.pop("root_causes"))
+    assert broken(lambda d: d.update(schema_version=2))
+    assert broken(lambda d: d["hypotheses"][0].update(verdict="maybe"))
+    assert broken(lambda d: d["hypotheses"][0]["evidence"][0].update(supports="yes"))
+    assert broken(lambda d: d["hypotheses"][0]["evidence"][0].update(extra=1))
+    assert broken(lambda d: d["root_causes"][0].update(rank=1.5))
+    assert broken(lambda d: d["root_causes"][0].update(confidence=1.2))
+    assert broken(lambda d: d["missing_signals"].update(x=3))
+
+
+def test_schema_lists_every_field_of_the_dataclasses() -> None:
+    schema = diagnosis_schema()
+    top = set(incident().to_dict()) | {"schema"}
+    assert set(schema["properties"]) == top == set(schema["required"])
+    h = incident().hypotheses[0]
+    assert set(schema["$defs"]["hypothesis"]["properties"]) == set(
+        h.to_dict() if hasattr(h, "to_dict") else vars(h)
+    )
+    assert set(schema["$defs"]["evidence"]["properties"]) == set(vars(h.evidence[0]))
+    assert set(schema["$defs"]["root_cause"]["properties"]) == set(vars(incident().root_causes[0]))
+    assert set(schema["$defs"]["unexplained"]["properties"]) == set(vars(incident().unexplained[0]))
+
+
+def test_non_finite_numbers_become_null() -> None:
+    d = incident()
+    h = d.hypotheses[0]
+    e = replace(h.evidence[0], baseline=math.nan, observed=math.inf)
+    d = replace(d, hypotheses=(replace(h, evidence=(e,)), *d.hypotheses[1:]))
+    text = render_json(d)
+    assert "NaN" not in text and "Infinity" not in text
+    doc = json.loads(text)
+    assert doc["hypotheses"][0]["evidence"][0]["baseline"] is None
+    assert validate(doc, diagnosis_schema()) == []
+
+
+def test_compact_output() -> None:
+    assert "\n" not in render_json(healthy(), indent=None).strip()
