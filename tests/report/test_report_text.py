@@ -107,3 +107,23 @@ def test_markdown_escapes_user_text() -> None:
     assert r"a \| b \<script\>" in out
     row = next(line for line in out.splitlines() if "a \\| b" in line)
     assert row.replace("\\|", "").count("|") == 6  # five cells, no extra column
+
+
+def test_a_finding_on_many_instances_reads_as_one_line() -> None:
+    from dataclasses import replace
+
+    from infersight.diagnose.result import Evidence
+    from infersight.report.view import condense
+
+    base = Evidence(
+        "service.queue_wait_p99", "node-0", "deviation", True, "queue wait up", 0.0, 60.0,
+        0.3, 19.0, "s", 10.0,
+    )  # fmt: skip
+    many = tuple(replace(base, instance=f"node-{k}", observed=19.0 + k) for k in range(8))
+    one = condense((*many, replace(base, signal="inference.gpu_util", kind="deviation")))
+    assert len(one) == 2
+    assert one[0].instance == "node-0"
+    assert "the same on 7 more instances: node-1" in one[0].statement
+    assert "19 s–26 s" in one[0].statement
+    two = condense(many[:2])
+    assert two == many[:2]  # a pair is shown as it is

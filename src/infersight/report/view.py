@@ -8,7 +8,7 @@ be checked, unexplained changes, next actions, missing signals, source.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
@@ -199,7 +199,45 @@ def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
     return "Anomalies found, but no root cause could be confirmed."
 
 
+#: at least this many instances with the same finding are shown as one line
+CONDENSE_AT = 3
+
+
+def condense(evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+    """Findings that repeat across instances (queue wait up on all 8 nodes) as one line each.
+
+    The first instance stays the representative (its figures, its plot); the statement names
+    the others and the spread of their observed values. JSON keeps every item.
+    """
+    groups: dict[tuple[str, str, bool], list[Evidence]] = {}
+    for e in evidence:
+        groups.setdefault((e.signal, e.kind, e.supports), []).append(e)
+    out: list[Evidence] = []
+    for items in groups.values():
+        if len(items) < CONDENSE_AT:
+            out += items
+            continue
+        first, rest = items[0], items[1:]
+        others = ", ".join(e.instance for e in rest[:5]) + (" …" if len(rest) > 5 else "")
+        observed = [e.observed for e in items if e.observed is not None]
+        unit = first.unit or signal_unit(first.signal)
+        spread = (
+            f"; observed {format_value(min(observed), unit)}–{format_value(max(observed), unit)}"
+            if len(observed) > 1 and min(observed) != max(observed)
+            else ""
+        )
+        note = f" (the same on {len(rest)} more instances: {others}{spread})"
+        out.append(replace(first, statement=first.statement + note))
+    return tuple(out)
+
+
+def _condensed(d: Diagnosis) -> Diagnosis:
+    hyps = tuple(replace(h, evidence=condense(h.evidence)) for h in d.hypotheses)
+    return replace(d, hypotheses=hyps)
+
+
 def build_view(d: Diagnosis) -> ReportView:
+    d = _condensed(d)
     roots = _roots(d)
     in_chain = {s.id for r in roots for s in r.steps}
     return ReportView(
