@@ -3,7 +3,7 @@ fail-fast 503s (§3.3; built into the batchers, or standalone) and singleflight 
 stampedes (§4.1), each instrumented with infersight's native metric names
 (`infersight.serving.metrics`)."""
 
-from infersight.serving._batcher import Batcher, BatchFn, predict_wait
+from infersight.serving._batcher import Batcher, BatchFn
 from infersight.serving.admission import AdmissionController
 from infersight.serving.batching import AdaptiveBatcher, FixedWindowBatcher
 from infersight.serving.cache import LoadingCache
@@ -23,6 +23,7 @@ from infersight.serving.http import (
 from infersight.serving.metrics import ServingMetrics, serving_metrics
 from infersight.serving.singleflight import SingleFlight, ThreadSingleFlight
 from infersight.serving.virtual_time import VirtualTimeLoop, run_virtual
+from infersight.serving.wait_estimate import predict_wait
 
 __all__ = [
     "AdaptiveBatcher",

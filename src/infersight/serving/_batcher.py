@@ -30,64 +30,13 @@ from prometheus_client import CollectorRegistry
 
 from infersight.serving.errors import BatcherClosed, BatchSizeMismatch, Overloaded, OverloadReason
 from infersight.serving.metrics import serving_metrics
+from infersight.serving.wait_estimate import Ewma, predict_wait
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 BatchFn = Callable[[list[T]], Awaitable[Sequence[R | Exception]]]
 """Runs one batch; slot i answers item i. An Exception instance in a slot fails only that item."""
-
-BATCH_TIME_ALPHA = 0.2  # EWMA weight of the newest batch duration in the wait prediction
-BATCH_TIME_DEVIATIONS = 4.0  # predicted batch time = mean + this × mean deviation (as TCP's RTO)
-
-
-class _Ewma:
-    """Exponentially weighted mean and mean absolute deviation of a duration."""
-
-    __slots__ = ("dev", "mean")
-
-    def __init__(self) -> None:
-        self.mean: float | None = None
-        self.dev = 0.0
-
-    def add(self, x: float) -> None:
-        if self.mean is None:
-            self.mean = x
-            return
-        a = BATCH_TIME_ALPHA
-        self.dev += a * (abs(x - self.mean) - self.dev)
-        self.mean += a * (x - self.mean)
-
-    def high(self) -> float | None:
-        """A batch time that few batches exceed: mean + BATCH_TIME_DEVIATIONS × deviation."""
-        return None if self.mean is None else self.mean + BATCH_TIME_DEVIATIONS * self.dev
-
-
-def predict_wait(
-    position: int,
-    *,
-    max_batch_size: int,
-    batch_time: float | None,
-    busy_remaining: Sequence[float],
-    max_concurrency: int,
-) -> float | None:
-    """Seconds until the request at 1-based POSITION in the pending queue is dispatched.
-
-    The requests ahead of it leave in full batches, so it goes in batch number
-    `(position - 1) // max_batch_size` (0 = the next one). With `max_concurrency` executors
-    whose running batches end in BUSY_REMAINING seconds (idle ones: 0), each batch taking
-    BATCH_TIME, batch b starts when executor `b % c` (in order of freeing) has run `b // c` more
-    batches. None when that needs BATCH_TIME and none is known yet.
-    """
-    b = (position - 1) // max_batch_size
-    free = sorted(busy_remaining)
-    free = [0.0] * (max_concurrency - len(free)) + free
-    rounds, slot = divmod(b, max_concurrency)
-    if rounds == 0 and free[slot] == 0.0:
-        return 0.0
-    if batch_time is None:
-        return None
-    return free[slot] + rounds * batch_time
 
 
 @dataclass(eq=False, slots=True)
@@ -137,8 +86,8 @@ class Batcher(ABC, Generic[T, R]):
         self._pending: deque[_Request[T, R]] = deque()
         self._in_flight = 0
         self._starts: list[float] = []  # loop time at which each executing batch was dispatched
-        self._full_batches = _Ewma()  # duration of full batches: what a backlog runs
-        self._any_batches = _Ewma()  # any batch's, used until a full one has been seen
+        self._full_batches = Ewma()  # duration of full batches: what a backlog runs
+        self._any_batches = Ewma()  # any batch's, used until a full one has been seen
         self._deadline: asyncio.TimerHandle | None = None  # safety net for the oldest request
         self._deadline_for: _Request[T, R] | None = None
         self.rejected_on_arrival = 0
