@@ -71,7 +71,7 @@ def node_signals(tr: Trace, tab: Tables, cfg: FleetConfig, dt: float) -> dict[st
         "service.threadpool_busy_ratio": i["in_flight"] / i["workers"],
         "service.gc_collections_rate": i["gc_rate"],
         "service.gc_pause_ratio": i["gc_ratio"],
-        "service.process_rss": (3.0 * GIB + 0.02 * GIB * i["in_flight"]) * up,
+        "service.process_rss": i["rss"],
         "service.process_cpu": i["cpu_cores"],
         "service.restarts": windowed_sum(np.diff(i["restarts"], axis=0, prepend=0.0), w),
         "inference.batch_size": i["batch_size"],
@@ -89,7 +89,7 @@ def node_signals(tr: Trace, tab: Tables, cfg: FleetConfig, dt: float) -> dict[st
         "inference.gpu_processes": i["gpu_processes"],
         "inference.oom_rate": i["oom"] / dt,
         "inference.model_load_time": i["load_time"],
-        "infra.target_up": i["up"],
+        "infra.target_up": i["alive"],  # scraped at the step's end: a crash shows at once
         "infra.gpu_temp_c": i["temp"],
         "infra.gpu_sm_clock_mhz": i["clock"],
         "infra.gpu_power_w": i["power"],
@@ -166,8 +166,9 @@ def shared_signals(tr: Trace, tab: Tables, cfg: FleetConfig) -> dict[str, dict[s
         "infra.target_up": ones,
     }
     served = np.nan_to_num(i["finished"])
-    total = i["arrivals"].sum(axis=1) + i["errors"].sum(axis=1) - i["timeouts"].sum(axis=1)
+    # the gateway counts responses by status: every request ends ok or as an error
     errs = i["errors"].sum(axis=1)
+    total = i["served"].sum(axis=1) + errs
     mean_e2e = np.tensordot(tab.e2e, MASS, axes=([-1], [0]))
     w = np.where(np.isfinite(mean_e2e), served, 0.0)
     avg = (np.nan_to_num(mean_e2e) * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-9)

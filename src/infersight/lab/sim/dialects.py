@@ -3,6 +3,12 @@
 Labels follow the real exporters: the engine at `node-3:8000`, dcgm-exporter at `node-3:9400`
 with `Hostname="node-3"`, node_exporter at `node-3:9100`, the shared dependencies as their own
 instances (`vectordb-0`, `cache-0`), and `up` per target.
+
+A Python engine (vLLM's API server, infersight's own) also exposes prometheus_client's default
+collectors on its target: `python_info`, `python_gc_collections_total{generation}` and the
+`process_*` family, `process_start_time_seconds` included. TGI's router (Rust) and Triton (C++)
+expose none of them; their restarts show as `up` 0, counters back at zero and, for Triton, the
+new `nv_model_load_duration_secs`.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from infersight.lab.sim.emitter import (
     lognormal_table,
     uniform_table,
 )
+from infersight.lab.sim.infra import GC_YOUNGER_PER_OLDER
 from infersight.lab.sim.latency import LEVELS, MASS
 from infersight.lab.sim.run import SimResult
 from infersight.sources.raw import RawStore
@@ -59,10 +66,35 @@ class _Node:
         )
 
 
+PYTHON_VERSION = ("3", "12", "9")
+
+
+def _engine(store: RawStore, res: SimResult, v: _Node, job: str, port: int) -> Target:
+    """The engine's scrape target: answers while its process runs (`up` 0 while it is down or
+    loading the model); counters restart from zero with each new process."""
+    c = v.col
+    return Target(store, res.times, job, f"node-{v.j}:{port}", c["alive"], c["generation"])
+
+
+def python_runtime(t: Target, v: _Node) -> None:
+    """prometheus_client's default collectors (gc_collector.py, process_collector.py, platform)."""
+    c, dt = v.col, v.dt
+    major, minor, patch = PYTHON_VERSION
+    info = {"implementation": "CPython", "major": major, "minor": minor, "patchlevel": patch}
+    t.gauge("python_info", np.ones(c["up"].size), version=".".join(PYTHON_VERSION), **info)
+    full = c["gc_rate"] * dt  # generation-2 collections in each step
+    for gen in range(3):
+        per_step = full * GC_YOUNGER_PER_OLDER ** (2 - gen)
+        t.counter("python_gc_collections_total", per_step, generation=str(gen))
+    t.gauge("process_start_time_seconds", np.round(v.res.times[0] + c["started"], 2))
+    t.gauge("process_resident_memory_bytes", c["rss"])
+    t.counter("process_cpu_seconds_total", c["cpu_cores"] * dt)
+
+
 def vllm(store: RawStore, res: SimResult) -> None:
     for j in range(res.trace.inst["up"].shape[1]):
         v = _Node(res, j)
-        t = Target(store, res.times, "vllm", f"node-{j}:8000", v.col["up"], v.col["restarts"])
+        t = _engine(store, res, v, "vllm", 8000)
         m = {"model_name": "chat-model", "engine": "0"}
         t.gauge("vllm:num_requests_waiting", v.col["queue"], **m)
         t.gauge("vllm:num_requests_running", v.col["batch_size"], **m)
@@ -74,13 +106,14 @@ def vllm(store: RawStore, res: SimResult) -> None:
         t.histogram("vllm:e2e_request_latency_seconds", v.e2e, v.done, VLLM_REQUEST_S, m)
         t.histogram("vllm:request_queue_time_seconds", v.queue_table, v.done, VLLM_REQUEST_S, m)
         t.histogram("vllm:request_inference_time_seconds", v.fwd_table, v.done, VLLM_REQUEST_S, m)
+        python_runtime(t, v)
 
 
 def triton(store: RawStore, res: SimResult) -> None:
     cfg = res.config
     for j in range(res.trace.inst["up"].shape[1]):
         v = _Node(res, j)
-        t = Target(store, res.times, "triton", f"node-{j}:8002", v.col["up"], v.col["restarts"])
+        t = _engine(store, res, v, "triton", 8002)
         m = {"model": "chat-model", "version": "1"}
         t.counter("nv_inference_request_success", v.ok, **m)
         t.counter("nv_inference_request_failure", v.rej, reason="REJECTED", **m)
@@ -103,7 +136,7 @@ def triton(store: RawStore, res: SimResult) -> None:
 def tgi(store: RawStore, res: SimResult) -> None:
     for j in range(res.trace.inst["up"].shape[1]):
         v = _Node(res, j)
-        t = Target(store, res.times, "tgi", f"node-{j}:8080", v.col["up"], v.col["restarts"])
+        t = _engine(store, res, v, "tgi", 8080)
         t.gauge("tgi_queue_size", v.col["queue"])
         t.gauge("tgi_batch_current_size", v.col["batch_size"])
         t.counter("tgi_request_count", v.ok + v.err)
@@ -125,7 +158,7 @@ def native(store: RawStore, res: SimResult) -> None:
     for j in range(m_inst):
         v = _Node(res, j)
         c = v.col
-        t = Target(store, res.times, "infersight", f"node-{j}:8000", c["up"], c["restarts"])
+        t = _engine(store, res, v, "infersight", 8000)
         t.counter("infersight_requests_total", v.ok, outcome="ok")
         t.counter("infersight_requests_total", v.err - v.rej, outcome="error")
         t.counter("infersight_requests_total", v.rej, outcome="rejected")
@@ -157,6 +190,7 @@ def native(store: RawStore, res: SimResult) -> None:
         t.counter("infersight_cache_requests_total", v.done * (1.0 - fl["hit"]), result="miss")
         t.gauge("infersight_cache_concurrent_loads", fl["concurrent_loads"] * share)
         t.counter("infersight_singleflight_joins_total", fl["joins"] * share * v.dt)
+        python_runtime(t, v)
 
 
 ENGINES: dict[str, Callable[[RawStore, SimResult], None]] = {

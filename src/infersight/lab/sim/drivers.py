@@ -88,3 +88,37 @@ def default_drivers(cfg: FleetConfig, n: int, instances: int) -> Drivers:
         hot_key_expiry=np.zeros(n, dtype=np.bool_),
         model_remote=np.full(n, cfg.model_from_remote, dtype=np.bool_),
     )
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What makes one machine of a healthy fleet differ from the next, drawn once per run.
+
+    Real fleets are never identical: silicon and power limits make cards a few percent faster
+    or slower, connection reuse and hashing give the load balancer's targets slightly unequal
+    shares, each process has run for its own time since its last start, and each request stream
+    is a Poisson process of its own (see `run_model`).
+    """
+
+    speed: FloatArray  # (N,) relative compute speed of each card (1 = nominal, ±2–4%)
+    share: FloatArray  # (N,) relative share of traffic the load balancer sends
+    rss_base: FloatArray  # (N,) bytes the idle serving process holds (interpreter, libraries)
+    uptime_s: FloatArray  # (N,) seconds each process has been running when the run starts
+    load_s: FloatArray  # (N,) how long its last model load took
+
+
+def draw_spread(cfg: FleetConfig, instances: int, rng: np.random.Generator) -> Spread:
+    m = instances
+    return Spread(
+        speed=np.clip(1.0 + rng.normal(0.0, 0.025, m), 0.94, 1.06),
+        share=np.clip(1.0 + rng.normal(0.0, 0.03, m), 0.92, 1.08),
+        rss_base=3.0 * 2.0**30 * (1.0 + rng.uniform(-0.05, 0.05, m)),
+        uptime_s=rng.uniform(2.0, 20.0, m) * 86400.0,
+        load_s=cfg.model_load_local_s * rng.uniform(0.85, 1.15, m),
+    )
+
+
+def apply_spread(drv: Drivers, spread: Spread) -> None:
+    """Fold the machines' differences into the drivers (after the scenario set its causes)."""
+    drv.slow_factor *= 1.0 / spread.speed[None, :]
+    drv.lb_weight *= spread.share[None, :]

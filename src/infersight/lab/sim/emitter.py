@@ -1,8 +1,9 @@
 """Writing a run into a RawStore the way exporters expose it: gauges, counters, histograms.
 
-Counters are cumulative and reset to zero when the process that owns them restarts; a target
-that is down has no samples (and `up` 0). Histograms are cumulative `_bucket{le}` / `_sum` /
-`_count` built from the per-step quantile tables at the exporter's own bucket boundaries.
+Counters are cumulative and reset to zero when the process that owns them restarts: the new
+process starts from zero. A target that is down has no samples (and `up` 0). Histograms are
+cumulative `_bucket{le}` / `_sum` / `_count` built from the per-step quantile tables at the
+exporter's own bucket boundaries.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Target:
         self.store, self.ts = store, ts
         self.base = {"job": job, "instance": instance, **extra}
         self.alive = np.ones(ts.size, dtype=bool) if alive is None else alive > 0
-        # counter resets: the process' generation (restart count) at each step
+        # counter resets: the generation (restart count) of the process that ran in each step
         self.epoch = np.zeros(ts.size) if epoch is None else epoch
         store.add_many("up", labels_of({"job": job, "instance": instance}), ts, self.alive * 1.0)
 

@@ -13,6 +13,10 @@ import numpy as np
 from infersight.lab.sim.config import FleetConfig
 from infersight.lab.sim.drivers import FloatArray, clip
 
+#: CPython collects generation 1 every 10 collections of generation 0, and 2 every 10 of 1
+#: (gc.get_threshold() == (700, 10, 10)); the model's "full collections" are generation 2.
+GC_YOUNGER_PER_OLDER = 10.0
+
 #: Linux retransmits a lost segment after at least this long (TCP_RTO_MIN).
 RTO_MIN_S = 0.2
 

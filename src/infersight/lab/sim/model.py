@@ -17,12 +17,14 @@ import numpy as np
 
 from infersight.lab.sim.config import FleetConfig
 from infersight.lab.sim.deps import DepState, step_deps
-from infersight.lab.sim.drivers import Drivers, FloatArray, clip
+from infersight.lab.sim.drivers import Drivers, FloatArray, Spread, clip
 from infersight.lab.sim.gpu import Thermal, batching, step_thermal, vram_bytes, vram_peak
 from infersight.lab.sim.infra import RTO_MIN_S, cpu, gc, log_disk, network
 
 EPS = 1e-9
 XID_FATAL = (48.0, 79.0, 94.0, 95.0)  # Xids that kill the process using the GPU
+RESTART_S = 5.0  # from a crash to the new process running (then it loads the model)
+RSS_PER_REQUEST = 0.02 * 2.0**30  # host memory an admitted request holds (inputs, buffers)
 
 
 @dataclass
@@ -54,16 +56,29 @@ class _Recorder:
 
 
 def run_model(
-    cfg: FleetConfig, drv: Drivers, demand: FloatArray, dt: float, rng: np.random.Generator
+    cfg: FleetConfig,
+    drv: Drivers,
+    demand: FloatArray,
+    dt: float,
+    rng: np.random.Generator,
+    machines: Spread | None = None,
+    noise_rng: np.random.Generator | None = None,
 ) -> Trace:
+    """`machines`: the machines' differences (None: identical machines); `noise_rng`: each
+    instance's own Poisson arrivals (None: the fluid mean, no per-instance noise)."""
     n, m = drv.lb_weight.shape
+    rss_base = np.full(m, 3.0 * 2.0**30) if machines is None else machines.rss_base
+    # seconds since the run's start at which the running process started (negative: before)
+    started = -np.full(m, 7.0 * 86400.0) if machines is None else -machines.uptime_s
+    # standard normal per step and instance: arrivals ~ Poisson(mean) ≈ mean + √mean·z
+    z = np.zeros((n, m)) if noise_rng is None else noise_rng.standard_normal((n, m))
     rec = _Recorder(n, m)
     q = np.zeros(m)
     down_left = np.zeros(m)  # seconds until the process serves again (0 = up)
     since_down = np.full(m, 1e9)
     leak = np.zeros(m)
     restarts = np.zeros(m)
-    load_time = np.full(m, cfg.model_load_local_s)
+    load_time = np.full(m, cfg.model_load_local_s) if machines is None else machines.load_s.copy()
     xid_last = np.zeros(m)
     ecc = np.zeros(m)
     pcie = np.zeros(m)
@@ -94,7 +109,7 @@ def run_model(
         offered = demand[t] * drv.traffic_mult[t] + retries / dt
         arrivals = offered * dt * weight / total_w if total_w > 0 else np.zeros(m)
         refused = np.where(up, 0.0, arrivals) + (offered * dt if total_w <= 0 else 0.0) / m
-        arrivals = np.where(up, arrivals, 0.0)
+        arrivals = np.where(up, np.maximum(arrivals + np.sqrt(arrivals) * z[t], 0.0), 0.0)
 
         # -- per-request costs that do not depend on the rate ---------------------------------
         net = network(cfg, drv.loss[t], arrivals / dt)
@@ -165,7 +180,10 @@ def run_model(
         remote = bool(drv.model_remote[t])
         load = cfg.model_load_remote_s if remote else cfg.model_load_local_s
         load_now = load * rng.uniform(0.85, 1.15, m)
-        down_left = np.where(crash, load_now + 5.0, np.maximum(down_left - dt, 0.0))
+        down_left = np.where(crash, load_now + RESTART_S, np.maximum(down_left - dt, 0.0))
+        # the crash falls mid-step; the new process starts RESTART_S later
+        ran_since = started.copy()  # start time of the process that ran in this step
+        started = np.where(crash, (t - 0.5) * dt + RESTART_S, started)
         load_time = np.where(crash, load_now, load_time)
         since_down = np.where(crash, 0.0, np.where(up & ~crash, 1e9, since_down + dt))
         restarts += crash
@@ -183,6 +201,11 @@ def run_model(
         total_util = clip(util + drv.other_util[t], 0.0, 1.0)
         power = step_thermal(cfg, th, dt, total_util, ambient + drv.ambient_offset[t])
         throttle = (th.clock_ratio < 0.999) & (th.temp_c > cfg.throttle_temp_c - 2.0)
+        # share of the KV pool (VRAM left after weights and runtime) the admitted requests
+        # hold. A pool cannot be more than full: the allocation that would pass 100% fails,
+        # which is the OOM above (the process dies, its requests fail, it restarts).
+        pool = cfg.vram_total - cfg.vram_weights - cfg.vram_runtime
+        kv_ratio = np.minimum(cfg.vram_per_request * mult * in_flight * up / pool, 1.0)
 
         rec.inst(
             t,
@@ -207,15 +230,18 @@ def run_model(
             workers=workers,
             vram=np.minimum(np.where(up, device, drv.other_vram[t]), cfg.vram_total),
             vram_ours=ours * up,
-            kv_ratio=cfg.vram_per_request
-            * mult
-            * in_flight
-            * up
-            / (cfg.vram_total - cfg.vram_weights - cfg.vram_runtime),
+            kv_ratio=kv_ratio,
             oom=oom.astype(np.float64),
             crash=crash.astype(np.float64),
             restarts=restarts.copy(),
             up=up.astype(np.float64),
+            # the scrape at the step's end: a process that stops by itself (a failed allocation
+            # is a CUDA OOM exception, a deploy is SIGTERM) fails its requests, counts them and
+            # answers that scrape before it exits; a fatal Xid kills it outright
+            alive=(up & ~fatal).astype(np.float64),
+            generation=restarts - crash,
+            started=ran_since,
+            rss=(rss_base + RSS_PER_REQUEST * in_flight) * up,
             load_time=load_time.copy(),
             gpu_processes=1.0 + (drv.other_vram[t] > 0),
             temp=th.temp_c.copy(),

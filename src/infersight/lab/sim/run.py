@@ -13,7 +13,7 @@ from infersight.frame import MetricFrame
 from infersight.lab.sim.canonical import Tables, build_frame, node_names
 from infersight.lab.sim.config import FleetConfig
 from infersight.lab.sim.context import Ctx
-from infersight.lab.sim.drivers import FloatArray, default_drivers
+from infersight.lab.sim.drivers import FloatArray, apply_spread, default_drivers, draw_spread
 from infersight.lab.sim.latency import e2e_table, make_draws, vector_table
 from infersight.lab.sim.model import Trace, run_model
 from infersight.lab.sim.scenarios import SCENARIOS, get_scenario
@@ -81,14 +81,17 @@ def simulate(
     n = first + int(hours * 3600.0 / step) + 1
     ts = t0 + step * np.arange(n, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    traffic_rng, fault_rng, model_rng, draw_rng = rng.spawn(4)
+    # the first four streams are as they were before the fleet got its spread
+    traffic_rng, fault_rng, model_rng, draw_rng, spread_rng, noise_rng = rng.spawn(6)
     demand = fleet_demand(ts, instances, cfg, traffic_rng)
     drv = default_drivers(cfg, n, instances)
     nodes = node_names(instances)
     effect = sc.fault(Ctx(cfg, drv, ts, step, fault_rng, nodes, first))
+    spread = draw_spread(cfg, instances, spread_rng)
+    apply_spread(drv, spread)
     if progress:
         progress("model", 0.1)
-    trace = run_model(cfg, drv, demand, step, model_rng)
+    trace = run_model(cfg, drv, demand, step, model_rng, spread, noise_rng)
     if progress:
         progress("latency", 0.7)
     draws = make_draws(draw_rng)
