@@ -1,6 +1,6 @@
 """Diagnostic accuracy over the scenario suite, and diagnosis speed on a 100-instance bundle.
 
-.venv/bin/python -m bench.accuracy [--seeds N] [--dialects vllm,triton] [--quick]
+.venv/bin/python -m bench.accuracy [--seeds N] [--dialects vllm,triton] [--quick] [--jobs 2]
 writes the "accuracy" section of docs/benchmarks.md.
 """
 
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--dialects", default="")
     ap.add_argument("--quick", action="store_true", help="1 seed, vllm only, no file written")
+    ap.add_argument("--jobs", type=int, default=2, help="processes (one (scenario, seed) each)")
     args = ap.parse_args(argv)
     seeds = 1 if args.quick else args.seeds
     dialects = ["vllm"] if args.quick else [d for d in args.dialects.split(",") if d] or None
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\r{frac:6.1%} {what:40s}", end="", file=sys.stderr, flush=True)
 
     t = time.perf_counter()
-    report = run_accuracy(seeds=seeds, dialects=dialects, progress=progress)
+    report = run_accuracy(seeds=seeds, dialects=dialects, progress=progress, jobs=args.jobs)
     wall = time.perf_counter() - t
     print(file=sys.stderr)
     body = report.to_markdown() + f"\n\nWall time of the suite: {wall:.0f} s.\n\n"

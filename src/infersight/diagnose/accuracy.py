@@ -5,16 +5,24 @@ to canonical signals (what a user has), windowed around the moment an alert woul
 diagnosed. AC@k: a true root among the top k root causes (for a compound incident, every true
 root within the top max(k, number of roots)). Healthy runs are diagnosed at several moments of
 the day; any root cause claimed there is a false one.
+
+A case whose true root the engine marks *inconclusive* (its evidence signals are missing in
+that dialect: no GC metric in a C++ server, no pool metric in vLLM) is "not observable in this
+dialect": it is reported apart, with the missing signals, and left out of AC@k rather than
+counted as a hit or a miss — the right answer there is "inconclusive, signal X missing".
+Each (scenario, seed) is simulated once and read through every dialect; `jobs` processes
+share the (scenario, seed) pairs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from infersight.diagnose.engine import diagnose
-from infersight.diagnose.kb import KnowledgeBase, load_kb
+from infersight.diagnose.kb import load_kb
 from infersight.diagnose.scenario_windows import alert_time, healthy_times, windows_at
 from infersight.lab.sim import list_scenarios, simulate
 from infersight.lab.sim.dialects import DIALECTS
@@ -30,6 +38,11 @@ class Case:
     truth: tuple[str, ...]
     predicted: tuple[str, ...]
     seconds: float
+    missing: tuple[str, ...] = ()  # signals the true root needed and the dialect lacks
+
+    @property
+    def observable(self) -> bool:
+        return not self.missing
 
     def hit(self, k: int) -> bool:
         if not self.truth:
@@ -45,7 +58,11 @@ class AccuracyReport:
     cases: list[Case] = field(default_factory=list)
 
     def faulty(self) -> list[Case]:
-        return [c for c in self.cases if c.truth]
+        """Incident cases whose true roots the dialect can show (the ones AC@k is over)."""
+        return [c for c in self.cases if c.truth and c.observable]
+
+    def unobservable(self) -> list[Case]:
+        return [c for c in self.cases if c.truth and not c.observable]
 
     def healthy(self) -> list[Case]:
         return [c for c in self.cases if not c.truth]
@@ -67,7 +84,8 @@ class AccuracyReport:
         dialects = sorted({c.dialect for c in self.cases})
         seeds = sorted({c.seed for c in self.cases})
         lines = [
-            f"{len(self.faulty())} incident cases, {len(self.healthy())} healthy windows; "
+            f"{len(self.faulty())} observable incident cases ({len(self.unobservable())} more not "
+            f"observable in their dialect), {len(self.healthy())} healthy windows; "
             f"seeds {seeds[0]}–{seeds[-1]}; dialects {', '.join(dialects)}.",
             "",
             f"**Overall: AC@1 {self.ac(1):.3f}, AC@3 {self.ac(3):.3f}; root cause claimed on "
@@ -78,13 +96,14 @@ class AccuracyReport:
             + " |",
             "|---|---|---|---|" + "---|" * len(dialects),
         ]
-        for sc in sorted({c.scenario for c in self.faulty()}):
+        for sc in sorted({c.scenario for c in self.cases if c.truth}):
             truth = next(c.truth for c in self.cases if c.scenario == sc)
-            per = " | ".join(f"{self.ac(1, sc, d):.2f}" for d in dialects)
+            per = " | ".join(_fmt(self.ac(1, sc, d)) for d in dialects)
             lines.append(
-                f"| {sc} | {', '.join(truth)} | {self.ac(1, sc):.2f} | {self.ac(3, sc):.2f} | "
-                f"{per} |"
+                f"| {sc} | {', '.join(truth)} | {_fmt(self.ac(1, sc))} | {_fmt(self.ac(3, sc))} "
+                f"| {per} |"
             )
+        lines += self._unobservable_lines()
         misses = [c for c in self.faulty() if not c.hit(3)]
         if misses:
             lines += ["", "Misses at AC@3 (scenario, seed, dialect → predicted):", ""]
@@ -104,42 +123,88 @@ class AccuracyReport:
                   f"{sorted(secs)[len(secs) // 2]:.2f} s."]  # fmt: skip
         return "\n".join(lines)
 
+    def _unobservable_lines(self) -> list[str]:
+        cells: dict[tuple[str, str], list[Case]] = {}
+        for c in self.unobservable():
+            cells.setdefault((c.scenario, c.dialect), []).append(c)
+        if not cells:
+            return []
+        out = [
+            "",
+            f"Not observable in the dialect ({len(self.unobservable())} cases, left out of "
+            'AC@k; the engine answers "inconclusive" for the true root, naming the missing '
+            "signals):",
+            "",
+            "| scenario | dialect | cases | missing signals | top root claimed instead |",
+            "|---|---|---|---|---|",
+        ]
+        for (sc, d), cs in sorted(cells.items()):
+            miss = sorted({m for c in cs for m in c.missing})
+            claimed = sorted({c.predicted[0] for c in cs if c.predicted}) or ["none"]
+            out.append(f"| {sc} | {d} | {len(cs)} | {', '.join(miss)} | {', '.join(claimed)} |")
+        return out
+
+
+def _fmt(x: float) -> str:
+    return "n/o" if x != x else f"{x:.2f}"  # nan: not observable in that dialect
+
+
+def _one(
+    name: str, seed: int, ds: Sequence[str], instances: int, healthy_moments: int
+) -> list[Case]:
+    """Every dialect of one simulated (scenario, seed)."""
+    kb = load_kb()
+    res = simulate(name, hours=26, instances=instances, seed=seed, step=60.0)
+    ats = [alert_time(res)] if res.truth.roots else healthy_times(res, healthy_moments)
+    out = []
+    for d in ds:
+        store = res.raw(d)
+        for at in ats:
+            t = time.perf_counter()
+            dx = diagnose(windows_at(res, d, at, store), kb=kb)
+            missing: list[str] = []
+            for root in res.truth.roots:
+                h = dx.hypothesis(root)
+                if h is not None and h.verdict == "inconclusive":
+                    missing += h.missing_signals
+            out.append(
+                Case(
+                    name,
+                    seed,
+                    d,
+                    res.truth.roots,
+                    tuple(r.hypothesis for r in dx.root_causes),
+                    time.perf_counter() - t,
+                    tuple(sorted(set(missing))),
+                )
+            )
+    return out
+
 
 def run_accuracy(
     seeds: int = 5,
     dialects: Sequence[str] | None = None,
     progress: Progress | None = None,
     scenarios: Sequence[str] | None = None,
-    instances: int = 8,
-    kb: KnowledgeBase | None = None,
+    instances: int = 6,
+    healthy_moments: int = 2,
+    jobs: int = 1,
 ) -> AccuracyReport:
     """Diagnose every scenario × seed × dialect; see the module docstring."""
-    kb = kb or load_kb()
     names = list(scenarios) if scenarios else [s["name"] for s in list_scenarios()]
     ds = list(dialects) if dialects else list(DIALECTS)
+    pairs = [(n, seed) for n in names for seed in range(seeds)]
     report = AccuracyReport()
-    total = len(names) * seeds
-    done = 0
-    for name in names:
-        for seed in range(seeds):
-            res = simulate(name, hours=26, instances=instances, seed=seed, step=60.0)
-            ats = [alert_time(res)] if res.truth.roots else healthy_times(res)
-            for d in ds:
-                store = res.raw(d)
-                for at in ats:
-                    t = time.perf_counter()
-                    dx = diagnose(windows_at(res, d, at, store), kb=kb)
-                    report.cases.append(
-                        Case(
-                            name,
-                            seed,
-                            d,
-                            res.truth.roots,
-                            tuple(r.hypothesis for r in dx.root_causes),
-                            time.perf_counter() - t,
-                        )
-                    )
-            done += 1
+    if jobs <= 1:
+        for i, (n, seed) in enumerate(pairs):
+            report.cases += _one(n, seed, ds, instances, healthy_moments)
             if progress:
-                progress(f"{name} seed {seed}", done / total)
+                progress(f"{n} seed {seed}", (i + 1) / len(pairs))
+        return report
+    with ProcessPoolExecutor(jobs) as pool:
+        futs = [pool.submit(_one, n, seed, ds, instances, healthy_moments) for n, seed in pairs]
+        for i, ((n, seed), f) in enumerate(zip(pairs, futs, strict=True)):
+            report.cases += f.result()
+            if progress:
+                progress(f"{n} seed {seed}", (i + 1) / len(pairs))
     return report

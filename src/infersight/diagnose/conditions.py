@@ -57,6 +57,8 @@ def _test(
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """(holds, evidence, onset, score) of one condition on one instance."""
     sig = c.signal
+    if c.stat != "median" and c.state in ("up", "down"):
+        return _extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
         kind = {"up": "deviation", "down": "deviation", "outlier": "fleet_outlier"}.get(
             c.state, "trend"
@@ -96,11 +98,41 @@ def _test(
         peak = float(np.nanmax(tail))
         ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
         return True, ev, onset, 10.0
+    if c.stat != "median":
+        post = float(np.nanmax(tail) if c.stat == "max" else np.nanmin(tail))
     holds = post > level if c.state == "above" else post < level
     if not holds:
         return False, None, None, 0.0
     onset = ctx.onset
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
+
+
+def _extreme(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`up`/`down` with stat max/min: the extreme since the onset against the one before it."""
+    row = ctx.row(c.signal, inst)
+    if row is None:
+        return False, None, None, 0.0
+    k = ctx.split()
+    pre, tail = row[:k], row[k:]
+    if not np.any(~np.isnan(pre)) or not np.any(~np.isnan(tail)):
+        return False, None, None, 0.0
+    pick = np.nanmax if c.stat == "max" else np.nanmin
+    before, after = float(pick(pre)), float(pick(tail))
+    factor = c.factor if c.factor is not None else 2.0
+    if c.state == "up":
+        holds = after > 0 and after >= factor * max(before, 0.0)
+    else:
+        holds = after * factor <= before
+    if c.delta is not None:
+        holds = holds and abs(after - before) >= c.delta
+    if not holds:
+        return False, None, None, 0.0
+    at = k + int(np.nanargmax(tail) if c.stat == "max" else np.nanargmin(tail))
+    onset = ctx.frame.start + ctx.frame.step * at
+    ev = from_level(ctx, c.signal, inst, c.stat, before, after, before * factor, onset)
+    return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
 
 
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:

@@ -69,6 +69,12 @@ def from_level(
             f"{signal} on {inst} reached {fmt_value(observed, u)} (above {fmt_value(level, u)}"
             f"; before: {fmt_value(pre, u)})"
         )
+    elif state in ("max", "min"):
+        word = "peaked at" if state == "max" else "fell to"
+        text = (
+            f"{signal} on {inst} {word} {fmt_value(observed, u)} since the incident began; its "
+            f"{'highest' if state == 'max' else 'lowest'} before was {fmt_value(pre, u)}"
+        )
     else:
         word = "above" if state == "above" else "below"
         text = (
@@ -78,7 +84,7 @@ def from_level(
     return Evidence(
         signal=signal,
         instance=inst,
-        kind="event" if state == "event" else "level",
+        kind="event" if state in ("event", "max", "min") else "level",
         supports=True,
         statement=text,
         window_start=onset,

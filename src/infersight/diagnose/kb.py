@@ -37,7 +37,11 @@ class KBError(ValueError):
 class Condition(BaseModel):
     """One signal state. `up`/`down`: deviation from baseline (ratio at least `factor`, change at
     least `delta`); `above`/`below`: the level since the incident began passes `level`;
-    `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope;
+    `stat: max`/`min` reads above/below on the extreme since the incident began instead of the
+    median (VRAM's peak, not its steady level: seed §3.2), and makes `up`/`down` compare that
+    extreme with the extreme before the incident (by `factor`, default 2): a burst too short
+    for a sustained deviation; `normal`: present and not anomalous; `trend_up`/`trend_down`: a
+    sustained slope;
     `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
     series stopped or the target is down; `event`: its highest value since the incident began
     exceeds `level` (default 0) and what it was before.
@@ -57,6 +61,7 @@ class Condition(BaseModel):
     delta: float | None = Field(None, gt=0.0)
     level: float | None = None
     direction: Literal["up", "down"] | None = None
+    stat: Literal["median", "max", "min"] = "median"
     where: Where = "any"
     min_share: float = Field(0.0, ge=0.0, le=1.0)
     max_share: float = Field(1.0, ge=0.0, le=1.0)
@@ -68,6 +73,8 @@ class Condition(BaseModel):
             raise ValueError(f"unknown signal {self.signal!r}")
         if self.state in ("above", "below") and self.level is None:
             raise ValueError(f"state {self.state!r} needs a level")
+        if self.stat != "median" and self.state not in ("above", "below", "up", "down"):
+            raise ValueError(f"stat {self.stat} applies to above/below/up/down")
         if self.factor is not None and self.state not in ("up", "down", "outlier"):
             raise ValueError(f"factor applies to up/down/outlier, not {self.state!r}")
         return self

@@ -1,10 +1,12 @@
 """Windows as a user would have them for a simulated run, read through an exporter dialect.
 
-The alert fires when the fleet's end-to-end P99 (or error ratio) first stays well above its
-pre-onset level after the cause began; the user pulls the 3 hours up to 30 minutes after it
-(`infersight pull --since 3h`) plus the same window an hour and a day earlier where the run has
-them, and the raw exporter metrics of the chosen dialect are mapped back to canonical signals
-by `sources.local.canonical_frame` — what a real user has, not the simulator's own frame.
+The alert fires as an on-call alert would after the cause began: the service's P99 (its worst
+instance) or error ratio well above its pre-onset level for 3 points, or an instance restarting
+or going down (onset + 45 min if none ever fires); the user pulls the 3 hours up to 30 minutes
+after it (`infersight pull --since 3h`) plus the same window an hour and a day earlier where
+the run has them, and the raw exporter metrics of the chosen dialect are mapped back to
+canonical signals by `sources.local.canonical_frame` — what a real user has, not the
+simulator's own frame.
 """
 
 from __future__ import annotations
@@ -34,34 +36,61 @@ def _catalog() -> Catalog:
     return load_catalog()
 
 
-def _fleet(res: SimResult, signal: str, agg: str = "max") -> np.ndarray | None:
+def _rows(res: SimResult, signal: str) -> np.ndarray | None:
     s = res.frame.get(signal)
     if s is None:
         return None
+    keep = [k for k, i in enumerate(s.instances) if i.startswith("node-")]
+    return np.asarray(s.values[keep] if keep else s.values, dtype=np.float64)
+
+
+def _firing(res: SimResult, k: int) -> np.ndarray:
+    """Per point: would one of the usual on-call alerts fire? The service's P99 (its worst
+    instance, as an aggregate histogram's P99 is pulled by a slow instance's share) above
+    ALERT_FACTOR× its pre-onset level, the fleet's error ratio above ALERT_ERRORS, one
+    instance's error ratio above 2 × ALERT_ERRORS, or a process restarted or went down."""
+    n = res.times.size
+    fire = np.zeros(n, dtype=bool)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        v = np.nanmax(s.values, axis=0) if agg == "max" else np.nanmedian(s.values, axis=0)
-    return np.asarray(v, dtype=np.float64)
+        p99 = _rows(res, "service.e2e_latency_p99")
+        if p99 is not None and k > 0:
+            worst = np.nanmax(p99, axis=0)
+            base = float(np.nanmedian(worst[max(0, k - 120) : k]))
+            if np.isfinite(base):
+                fire |= worst > ALERT_FACTOR * base
+        err = _rows(res, "service.error_ratio")
+        if err is not None:
+            fire |= np.nanmean(err, axis=0) > ALERT_ERRORS
+            fire |= np.nanmax(err, axis=0) > 2 * ALERT_ERRORS
+    return fire
+
+
+def _down(res: SimResult) -> np.ndarray:
+    n = res.times.size
+    out = np.zeros(n, dtype=bool)
+    up = _rows(res, "infra.target_up")
+    if up is not None:
+        out |= np.any(up < 0.5, axis=0)
+    rs = _rows(res, "service.restarts")
+    if rs is not None:
+        with np.errstate(invalid="ignore"):
+            out |= np.any(np.diff(np.nan_to_num(rs), axis=1, prepend=0.0) > 0, axis=0)
+    return out
 
 
 def alert_time(res: SimResult) -> float:
-    """When an on-call alert on latency or errors would fire (onset + 45 min if it never does)."""
+    """When an on-call alert would fire, plus AFTER_ALERT_S (onset + 45 min if none does):
+    latency or errors for 3 points in a row, or an instance restarting or going down."""
     onset = res.truth.onset
     t = res.times
     if onset is None:
         return float(t[0] + 14 * HOUR)
     k = int(np.searchsorted(t, onset))
-    fire = np.zeros(t.size, dtype=bool)
-    p99 = _fleet(res, "service.e2e_latency_p99", "median")
-    if p99 is not None:
-        base = float(np.nanmedian(p99[max(0, k - 120) : k])) if k > 0 else float("nan")
-        if np.isfinite(base):
-            fire |= p99 > ALERT_FACTOR * base
-    err = _fleet(res, "service.error_ratio", "median")
-    if err is not None:
-        fire |= err > ALERT_ERRORS
-    fire[:k] = False
+    fire = _firing(res, k)
     run = np.convolve(fire.astype(np.int64), np.ones(3, dtype=np.int64), "full")[: t.size] >= 3
+    run |= _down(res)
+    run[:k] = False
     hits = np.flatnonzero(run)
     alert = float(t[hits[0]]) if hits.size else float(onset + FALLBACK_AFTER_ONSET_S)
     return min(alert + AFTER_ALERT_S, float(t[-1]))
