@@ -142,9 +142,11 @@ def cache_stampede(ctx: Ctx) -> Effect:
 
 
 def thermal(ctx: Ctx) -> Effect:
-    t0 = ctx.onset(0.2, 0.5)
+    # a hot inlet only throttles a GPU that is working: place it in the day's busy hours, else
+    # the ground truth would name a throttling that never happens
+    t0 = ctx.onset_near_hour(0.2, 0.6, 9.0, 17.0)
     hit = ctx.pick(1, max(1, len(ctx.nodes) // 4))
-    offset = ctx.u(14.0, 22.0)
+    offset = ctx.u(18.0, 26.0)
     ctx.drv.ambient_offset[:, hit] = offset * ctx.ramp(t0, ctx.u(5, 30))[:, None]
     return Effect(t0, [ctx.nodes[i] for i in hit], {"inlet_rise_c": offset})
 
