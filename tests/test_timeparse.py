@@ -29,3 +29,21 @@ def test_times() -> None:
     assert iso(parse_time("2026-12-02T02:17:00+00:00", now)) == "2026-12-02T02:17:00Z"
     with pytest.raises(ValueError, match="not a time"):
         parse_time("yesterday", now)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "1e999", "NaN"])
+def test_non_finite_durations_are_refused(bad: str) -> None:
+    # float() accepts these; a NaN window used to reach frame.grid as a traceback
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration(bad)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "1e20"])
+def test_non_finite_or_unshowable_times_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="not a time"):
+        parse_time(bad, 1_800_000_000.0)
+
+
+def test_now_minus_a_non_finite_duration_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_time("now-inf", 1_800_000_000.0)

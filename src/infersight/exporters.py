@@ -174,6 +174,14 @@ def load_catalog(extra_dirs: Iterable[Path] = ()) -> Catalog:
         if not d.is_dir():
             raise CatalogError(f"{d}: not a directory of exporter mapping files")
         for p in sorted(d.glob("*.yaml")):
-            fam = _load_family(p.read_text("utf-8"), str(p))
+            try:
+                text = p.read_text("utf-8")
+            except UnicodeDecodeError:
+                raise CatalogError(
+                    f"{p}: cannot be read as UTF-8 text; is it a YAML file?"
+                ) from None
+            except OSError as exc:
+                raise CatalogError(f"{p}: cannot be read ({exc.strerror or exc})") from None
+            fam = _load_family(text, str(p))
             families[fam.name] = fam
     return Catalog(families)

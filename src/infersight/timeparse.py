@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from datetime import UTC, datetime
@@ -9,6 +10,8 @@ from datetime import UTC, datetime
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(ms|s|m|h|d|w))+$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+#: 9999-12-31T23:59:59Z, the last second `iso` (and Prometheus) can show
+_MAX_EPOCH = 253_402_300_799.0
 
 
 def parse_duration(text: str) -> float:
@@ -20,6 +23,8 @@ def parse_duration(text: str) -> float:
         if not _DURATION.match(t):
             raise ValueError(f"{text!r} is not a duration; use e.g. 30s, 5m, 1h30m, 2d") from None
         value = sum(float(n) * _UNIT_S[u] for n, u in _PART.findall(t))
+    if not math.isfinite(value):  # float() takes "nan", "inf", "1e999"
+        raise ValueError(f"{text!r} is not a duration; use e.g. 30s, 5m, 1h30m, 2d")
     if value <= 0:
         raise ValueError(f"duration {text!r} must be positive")
     return value
@@ -42,16 +47,20 @@ def parse_time(text: str | None, now: float | None = None) -> float:
     t = text.strip()
     if t.startswith("now-"):
         return current - parse_duration(t[4:])
+    bad = f"{text!r} is not a time; use now, now-2h, epoch seconds or 2026-12-02T02:17:00Z"
     try:
-        return float(t)
+        epoch = float(t)
     except ValueError:
         pass
+    else:
+        # float() takes "nan", "inf" and epochs past year 9999, which no clock can show
+        if not math.isfinite(epoch) or abs(epoch) > _MAX_EPOCH:
+            raise ValueError(bad)
+        return epoch
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(
-            f"{text!r} is not a time; use now, now-2h, epoch seconds or 2026-12-02T02:17:00Z"
-        ) from None
+        raise ValueError(bad) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()

@@ -44,10 +44,33 @@ def test_overwrite_replaces(tmp_path: Path, name: str, frame: MetricFrame) -> No
 
 def test_overwrite_replaces_other_kind(tmp_path: Path, frame: MetricFrame) -> None:
     target = tmp_path / "b.tar.gz"
-    target.mkdir()
+    target.mkdir()  # a directory bundle, even a damaged one, may be replaced
+    (target / "manifest.json").write_text("{}")
     (target / "junk").write_text("x")
     write_bundle(target, {"incident": frame}, SOURCE, overwrite=True)
     assert target.is_file() and tarfile.is_tarfile(target)
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_overwrite_never_deletes_a_directory_that_is_not_a_bundle(
+    tmp_path: Path, name: str, frame: MetricFrame
+) -> None:
+    # `pull -o ~/incidents --overwrite` must not wipe the folder it was meant to write into
+    target = tmp_path / name
+    (target / "notes").mkdir(parents=True)
+    (target / "notes" / "thesis.txt").write_text("years of work")
+    before = listing(tmp_path)
+    with pytest.raises(BundleError, match="not an infersight bundle"):
+        write_bundle(target, {"incident": frame}, SOURCE, overwrite=True)
+    assert listing(tmp_path) == before
+    assert (target / "notes" / "thesis.txt").read_text() == "years of work"
+
+
+def test_overwrite_may_fill_an_empty_directory(tmp_path: Path, frame: MetricFrame) -> None:
+    target = tmp_path / "b"
+    target.mkdir()
+    write_bundle(target, {"incident": frame}, SOURCE, overwrite=True)
+    assert_frames_equal(read_bundle(target).frame, frame)
 
 
 @pytest.mark.parametrize("name", KINDS)

@@ -161,3 +161,20 @@ def test_user_dir_adds_and_overrides_families(tmp_path: Path) -> None:
 def test_missing_user_dir_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="not a directory"):
         load_catalog([tmp_path / "nope"])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\xca\xfe\xba\xbe\x00\x81garbage", b"family: x\n\xff\xfe\n"],
+    ids=["binary", "latin"],
+)
+def test_unreadable_user_family_is_a_catalog_error(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "bad.yaml").write_bytes(content)
+    with pytest.raises(CatalogError, match=r"bad\.yaml: cannot be read as UTF-8 text"):
+        load_catalog([tmp_path])
+
+
+def test_a_directory_named_yaml_is_a_catalog_error(tmp_path: Path) -> None:
+    (tmp_path / "sub.yaml").mkdir()
+    with pytest.raises(CatalogError, match=r"sub\.yaml: cannot be read"):
+        load_catalog([tmp_path])

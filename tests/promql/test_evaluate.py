@@ -64,6 +64,15 @@ def test_a_lone_sample_has_no_rate_but_has_changes() -> None:
     assert next(iter(ev("changes(c_total[5m])", s).values()))[0] == 0
 
 
+def test_irate_of_a_series_with_one_sample_is_absent() -> None:
+    # a target scraped once (a pod that just started) used to raise IndexError
+    s = store_of(("c_total", {}, [295.0], [7.0]))
+    assert ev("irate(c_total[5m])", s, n=3) == {}
+    s = store_of(("c_total", {}, [200.0, 290.0], [1.0, 10.0]))
+    (irate,) = ev("irate(c_total[5m])", s, start=250.0, n=2).values()
+    assert math.isnan(irate[0]) and irate[1] == pytest.approx(0.1)
+
+
 def test_instant_selector_lookback_and_offset() -> None:
     s = store_of(("g", {"i": "a"}, [0.0, 100.0], [1.0, 2.0]))
     (row,) = ev("g", s, start=50.0, step=200.0, n=3).values()

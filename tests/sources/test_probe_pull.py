@@ -328,3 +328,22 @@ def test_on_grid_tolerates_float_drift_and_drops_off_grid_points() -> None:
     ts = np.array([100.0 + 1e-7, 115.0 - 1e-7, 122.0, 145.0, 500.0])
     row = on_grid(Series({}, ts, np.array([1.0, 2.0, 3.0, 4.0, 5.0])), 100.0, 15.0, 4)
     assert row[:2].tolist() == [1.0, 2.0] and math.isnan(row[2]) and row[3] == 4.0
+
+
+def test_pull_with_a_sub_second_step_and_a_sub_millisecond_start_keeps_the_data() -> None:
+    # `--at now` has sub-millisecond digits; the server only sees milliseconds and answers on
+    # its own (rounded) grid. With a 100 ms step every point used to fall "off the grid".
+    def answer(req: Request) -> Reply:
+        if req.path.endswith("/values"):
+            return ok(NAMES)
+        start, end, step = (float(req.params[k]) for k in ("start", "end", "step"))
+        n = math.floor((end - start) / step + 1e-9) + 1
+        pts = [(round(start + j * step, 3), "4") for j in range(n)]
+        return matrix([({"instance": "n1:8000"}, pts)])
+
+    with FakeServer(answer) as fake:
+        client = PrometheusClient(fake.url, retries=0)
+        res = pull(client, load_catalog(), 1000.0004, 1000.5004, 0.1, ["service.queue_length"])
+    q = res.frame.get("service.queue_length")
+    assert q is not None, res.missing
+    assert q.values.tolist() == [[4.0] * 6]

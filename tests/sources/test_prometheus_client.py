@@ -118,6 +118,19 @@ def test_other_4xx_not_retried() -> None:
         with pytest.raises(ServerError) as exc:
             client.buildinfo()
     assert len(fake.requests) == 1 and "HTTP 404" in str(exc.value)
+    assert "path prefix" in str(exc.value)  # the usual cause: Mimir's /prometheus, a proxy
+
+
+@pytest.mark.parametrize("suffix", ["/api/v1", "/api/v1/", "/prometheus/api/v1"])
+def test_a_url_ending_in_the_api_path_is_accepted(suffix: str) -> None:
+    # users copy the URL of an API call; `/api/v1/api/v1/query` would be a 404
+    with FakeServer(lambda r: ok({"resultType": "vector", "result": []})) as fake:
+        client = PrometheusClient(fake.url + suffix, **FAST)  # type: ignore[arg-type]
+        assert client.query("up", 1) == []
+        assert client.url == fake.url + suffix.removesuffix("/").removesuffix("/api/v1")
+    assert (
+        fake.requests[0].path == suffix.removesuffix("/").removesuffix("/api/v1") + "/api/v1/query"
+    )
 
 
 @pytest.mark.parametrize(

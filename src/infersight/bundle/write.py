@@ -163,6 +163,16 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def _foreign_dir(path: Path) -> bool:
+    """A real, non-empty directory without manifest.json: someone's files, not a bundle."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        return not (path / MANIFEST).is_file() and any(path.iterdir())
+    except OSError:
+        return True
+
+
 def _install(tmp: Path, target: Path, overwrite: bool) -> None:
     """Rename tmp to target; with overwrite, the old target survives until the new one is in."""
     exists = target.exists() or target.is_symlink()
@@ -211,7 +221,8 @@ def write_bundle(
     `missing` maps canonical signals asked for but unavailable to the reason; `artifacts` maps
     relative names to contents (stored under artifacts/). Signals whose series hold no value in
     any window are added to `missing`. Raises BundleError for anything unusable, including an
-    existing target unless `overwrite` is set.
+    existing target unless `overwrite` is set; even then a non-empty directory that is not a
+    bundle (no manifest.json) is never replaced.
     """
     target = Path(path)
     where = target.name
@@ -219,6 +230,12 @@ def write_bundle(
         raise fail(where, f"needs a window named {INCIDENT!r}; got {sorted(windows)}")
     if (target.exists() or target.is_symlink()) and not overwrite:
         raise fail(where, "already exists; choose another name or overwrite it explicitly")
+    if overwrite and _foreign_dir(target):
+        raise fail(
+            where,
+            "is a directory that is not an infersight bundle; overwriting would delete its "
+            "contents, so choose another name (e.g. a new .tar.gz)",
+        )
     if not target.parent.is_dir():
         raise fail(where, f"directory {target.parent} does not exist")
     members = _members(where, windows, artifacts or {})

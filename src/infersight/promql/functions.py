@@ -106,8 +106,8 @@ def extrapolated_rate(
 
 def irate(ts: FloatArray, v: FloatArray, w: Windows) -> FloatArray:
     ok = w.count >= 2
-    last = np.where(ok, w.hi - 1, 1)
-    prev = last - 1
+    last = np.where(ok, w.hi - 1, min(1, len(v) - 1))  # any valid index where not ok
+    prev = np.maximum(last - 1, 0)
     diff = np.where(v[last] < v[prev], v[last], v[last] - v[prev])
     gap = ts[last] - ts[prev]
     with np.errstate(divide="ignore", invalid="ignore"):

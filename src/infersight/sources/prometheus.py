@@ -135,7 +135,8 @@ class PrometheusClient:
     ) -> None:
         if max_points_per_query < 2:
             raise ValueError("max_points_per_query must be at least 2")
-        self.url = url.rstrip("/")
+        # a URL copied from an API call names the API itself: keep the base (and any prefix)
+        self.url = url.rstrip("/").removesuffix("/api/v1")
         self.timeout = timeout
         self.retries = max(0, retries)
         self.backoff = backoff
@@ -299,6 +300,11 @@ def _data(r: httpx.Response, where: str, expr: str) -> Any:
         )
     if code in (400, 422):
         raise BadQuery(f"the server rejected the query: {_error_text(r)} — query: {expr}", expr)
+    if code == 404:
+        raise ServerError(
+            f"{where} answered HTTP 404 (no Prometheus API there); check --prometheus: the "
+            "server's base URL, with its path prefix if it has one (e.g. http://host:9090/prometheus)"
+        )
     if code != 200:
         raise ServerError(f"{where} answered HTTP {code}: {_error_text(r)}; check --prometheus URL")
     try:

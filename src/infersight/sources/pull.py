@@ -70,6 +70,8 @@ async def apull(
     window: str = DEFAULT_WINDOW,
     progress: Progress | None = None,
 ) -> PullResult:
+    # the HTTP API speaks milliseconds: a grid on finer times would miss every returned point
+    start, end = round(start, 3), round(end, 3)
     async with client:
         before = client.requests
         g_start, n = grid(start, end, step)
