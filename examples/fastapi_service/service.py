@@ -30,7 +30,7 @@ class Settings:
     max_batch_size: int = 32
     batch_max_wait: float = 0.01  # the adaptive window's cap
     max_queue: int = 256  # requests waiting for a batch, at most
-    max_queue_wait: float = 0.25  # from arrival to dispatch, at most (>= batch_max_wait)
+    max_queue_wait: float = 0.25  # from arrival to dispatch, at most (> batch_max_wait)
     dependency_delay: float = 0.05
     cache_ttl: float = 5.0
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
 import pytest
 
+from infersight.lab.live import servers
 from infersight.lab.live.servers import (
     LocalPrometheus,
     LocalVictoriaMetrics,
     ServerStartError,
     ServerUnavailable,
+    _LocalServer,
     binary,
     free_port,
     openmetrics_to_import,
@@ -132,3 +135,65 @@ def test_victoria_metrics_import_is_queryable_at_once(om_file: Path) -> None:
         assert _value(vm.url, "reqs_total", T0 + 15) == 40
         workdir = vm.workdir
     assert not workdir.exists()
+
+
+class _HttpServer(_LocalServer):
+    """A stand-in server (python -m http.server): the lifecycle without Prometheus."""
+
+    name = "http"
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1"]
+
+    def _ready_path(self) -> str:
+        return "/"
+
+
+def test_start_retries_when_another_process_takes_the_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports = iter([taken.getsockname()[1]])
+        monkeypatch.setattr(servers, "free_port", lambda: next(ports, None) or free_port())
+        with _HttpServer(None) as srv:
+            assert srv.port != taken.getsockname()[1]
+            assert httpx.get(srv.url + "/", trust_env=False).status_code == 200
+            assert "already in use" in srv.log_tail(40).lower()
+            workdir = srv.workdir
+    assert not workdir.exists()
+
+
+def test_interrupt_during_start_or_stop_leaves_no_process_or_dir(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Interrupted(_HttpServer):
+        def _after_ready(self) -> None:
+            self.started_proc = self._proc
+            raise KeyboardInterrupt
+
+    srv = Interrupted(None)
+    with pytest.raises(KeyboardInterrupt):
+        srv.start()
+    assert srv.started_proc is not None and srv.started_proc.poll() is not None
+    assert not srv.workdir.exists()
+
+    srv2 = _HttpServer(None)
+    srv2.start()
+    proc = srv2._proc
+    assert proc is not None
+    real_wait = proc.wait
+    calls = iter([KeyboardInterrupt()])
+
+    def wait(timeout: float | None = None) -> int:
+        exc = next(calls, None)
+        if exc is not None:
+            raise exc  # Ctrl-C while stop() waits for the process to exit
+        return real_wait(timeout)
+
+    monkeypatch.setattr(proc, "wait", wait)
+    with pytest.raises(KeyboardInterrupt):
+        srv2.stop()
+    assert proc.poll() is not None
+    assert not srv2.workdir.exists()

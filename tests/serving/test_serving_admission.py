@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from infersight.serving import AdmissionController, Overloaded
+from infersight.serving import AdmissionController, Overloaded, run_virtual
 
 Op = tuple[str, int]  # ("arrive", priority) | ("cancel", nth arrival) | ("release", _)
 
@@ -176,6 +176,36 @@ async def test_slot_handed_to_a_cancelled_waiter_passes_on() -> None:
     await asyncio.wait_for(w2, timeout=5)
     assert order == ["w2"]
     assert ac.busy == 0 and ac.queued == 0
+
+
+def test_hold_time_and_waits_follow_the_loop_clock() -> None:
+    """On a virtual clock (as docs/serving.md suggests for checking a configuration) the hold
+    estimate and the queue wait are the loop's times, so the refusal on arrival happens."""
+
+    async def main() -> None:
+        registry = CollectorRegistry()
+        ac = AdmissionController(1, max_queue=10, max_wait=1.5, ewma_alpha=1.0, registry=registry)
+        async with ac.admit():
+            await asyncio.sleep(1.0)
+        assert ac.estimated_wait(1) == pytest.approx(1.0)
+
+        async def hold(seconds: float) -> None:
+            async with ac.admit():
+                await asyncio.sleep(seconds)
+
+        holder = asyncio.create_task(hold(1.0))
+        await asyncio.sleep(0)
+        queued = asyncio.create_task(hold(1.0))  # estimated 1 s <= 1.5 s: waits
+        await asyncio.sleep(0)
+        with pytest.raises(Overloaded) as info:
+            await hold(0.0)  # estimated 2 s > 1.5 s: refused at once
+        assert info.value.reason == "wait_exceeded"
+        await asyncio.gather(holder, queued)
+        assert registry.get_sample_value(
+            "infersight_queue_wait_seconds_sum", {"name": "default"}
+        ) == pytest.approx(1.0)
+
+    run_virtual(main())
 
 
 def test_retry_after_header_is_whole_seconds_at_least_one() -> None:

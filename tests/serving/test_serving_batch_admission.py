@@ -181,11 +181,39 @@ def test_draining_close_does_not_expire_waiters() -> None:
         await asyncio.sleep(0)
         await b.close(drain=True)
         outs = await asyncio.gather(*tasks, return_exceptions=True)
-        # the third waits 0.6 s > 0.5 s: expired by the safety net before close, or run
-        assert outs[:2] == [0, 10]
-        assert outs[2] == 20 or isinstance(outs[2], Overloaded)
+        # close() ran before the first dispatch, so the third (dispatched at 0.6 s, past its
+        # 0.5 s deadline, while the second batch runs) is run, not expired
+        assert outs == [0, 10, 20]
+        assert b.rejected_late == 0
 
     run_virtual(main())
+
+
+def test_a_request_held_for_the_whole_window_is_not_refused() -> None:
+    """max_queue_wait must exceed the window cap: with equality the fixed window refused every
+    request it held for the whole window, on an idle executor."""
+
+    async def fn(items: list[int]) -> list[int]:
+        return items
+
+    with pytest.raises(ValueError, match="must exceed max_queue_delay"):
+        FixedWindowBatcher(fn, max_queue_delay=0.01, max_queue_wait=0.01, registry=reg())
+    with pytest.raises(ValueError, match="must exceed max_wait"):
+        AdaptiveBatcher(fn, max_wait=0.01, max_queue_wait=0.01, registry=reg())
+
+    async def main() -> None:
+        b = FixedWindowBatcher(
+            fn, max_batch_size=4, max_queue_delay=0.01, max_queue_wait=0.02, registry=reg()
+        )
+        assert await b.submit(1) == 1
+        assert b.rejected_late == 0
+        await b.close()
+
+    run_virtual(main())
+
+
+def reg() -> CollectorRegistry:
+    return CollectorRegistry()
 
 
 @st.composite
@@ -347,3 +375,5 @@ def test_admission_configuration_is_validated() -> None:
         AdaptiveBatcher(fn, max_queue_wait=0.0, registry=reg())
     with pytest.raises(ValueError):
         AdaptiveBatcher(fn, max_queue=-1, registry=reg())
+    with pytest.raises(ValueError, match="max_queue must be >= 1"):
+        AdaptiveBatcher(fn, max_queue=0, registry=reg())  # would refuse every request

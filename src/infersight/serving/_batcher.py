@@ -66,8 +66,10 @@ class Batcher(ABC, Generic[T, R]):
         name: str = "default",
         registry: CollectorRegistry | None = None,
     ) -> None:
-        if max_queue is not None and max_queue < 0:
-            raise ValueError("max_queue must be >= 0")
+        if max_queue is not None and max_queue < 1:
+            # Every request waits in the pending queue, if only until the next loop iteration:
+            # max_queue=0 would refuse them all (None means unbounded).
+            raise ValueError("max_queue must be >= 1 (or None: no bound)")
         if max_queue_wait is not None and max_queue_wait <= 0:
             raise ValueError("max_queue_wait must be > 0")
         if max_batch_size < 1:

@@ -9,7 +9,6 @@ come back (`Overloaded.retry_after`), which HTTP layers turn into 503 + Retry-Af
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -96,11 +95,14 @@ class AdmissionController:
     async def admit(self, priority: int = 0) -> AsyncIterator[None]:
         """Hold one slot for the body; raises Overloaded if refused (nothing is held then)."""
         await self._acquire(priority)
-        start = time.monotonic()
+        # Times come from the loop's clock (time.monotonic on a normal loop), so that the hold
+        # estimate and the waits agree with the timers, also on a VirtualTimeLoop.
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         try:
             yield
         finally:
-            held = time.monotonic() - start
+            held = loop.time() - start
             self._hold = (
                 held if self._hold is None else self._hold + self._alpha * (held - self._hold)
             )
@@ -119,7 +121,7 @@ class AdmissionController:
         if estimate is not None and estimate > self.max_wait:
             raise self._reject("wait_exceeded")
         loop = asyncio.get_running_loop()
-        waiter = _Waiter(loop.create_future(), time.monotonic())
+        waiter = _Waiter(loop.create_future(), loop.time())
         waiter.timer = loop.call_later(self.max_wait, self._expire, waiter, priority)
         self._queues.setdefault(priority, deque()).append(waiter)
         self._queued += 1
@@ -173,7 +175,7 @@ class AdmissionController:
             if waiter.future.done():  # cancelled while queued, not yet removed
                 continue
             waiter.future.set_result(None)
-            self._m_wait.observe(time.monotonic() - waiter.arrival)
+            self._m_wait.observe(asyncio.get_running_loop().time() - waiter.arrival)
             self._m_queue.set(self._queued)
             return
         self._m_queue.set(self._queued)

@@ -15,10 +15,14 @@ from infersight.serving._batcher import Batcher, BatchFn, R, T
 
 
 def _check_queue_wait(max_queue_wait: float | None, window: float, window_name: str) -> None:
-    # A request may sit in the window for up to its cap with an executor free; a smaller
-    # max_queue_wait would expire such requests although nothing is overloaded.
-    if max_queue_wait is not None and max_queue_wait < window:
-        raise ValueError(f"max_queue_wait must be >= {window_name} (the batching window cap)")
+    # A request may sit in the window for up to its cap with an executor free; a max_queue_wait
+    # no longer than that would expire such requests although nothing is overloaded (with
+    # equality, the fixed window refuses every request it holds for the whole window).
+    if max_queue_wait is not None and max_queue_wait <= window:
+        raise ValueError(
+            f"max_queue_wait ({max_queue_wait}) must exceed {window_name} ({window}), the "
+            "batching window cap, with room for event-loop lag (several times it is typical)"
+        )
 
 
 class AdaptiveBatcher(Batcher[T, R]):
@@ -33,7 +37,10 @@ class AdaptiveBatcher(Batcher[T, R]):
 
     `max_queue` / `max_queue_wait` turn on admission on the pending queue (see `Batcher`):
     arrivals are refused with `Overloaded` when the queue is full or their predicted wait for
-    dispatch exceeds `max_queue_wait` (which must be >= `max_wait`, the window cap).
+    dispatch exceeds `max_queue_wait` (which must exceed `max_wait`, the window cap).
+
+    `max_wait` is the batching window's cap, not a queue bound (unlike
+    `AdmissionController(max_wait=)`): the queue bound is `max_queue_wait`.
     """
 
     def __init__(
@@ -112,7 +119,7 @@ class AdaptiveBatcher(Batcher[T, R]):
 class FixedWindowBatcher(Batcher[T, R]):
     """Baseline: wait up to `max_queue_delay` after the oldest request for a full batch.
 
-    `max_queue` / `max_queue_wait` (>= `max_queue_delay`) as in `AdaptiveBatcher`."""
+    `max_queue` / `max_queue_wait` (> `max_queue_delay`) as in `AdaptiveBatcher`."""
 
     def __init__(
         self,

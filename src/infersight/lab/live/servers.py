@@ -34,6 +34,7 @@ PACKAGES: dict[str, str] = {
 }
 READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
+PORT_ATTEMPTS = 3  # free_port() can race with another process binding the port first
 
 
 class ServerUnavailable(RuntimeError):
@@ -127,13 +128,22 @@ class _LocalServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
             self._prepare()
-            self.port = free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
-            with open(self._log, "ab") as log:
-                self._proc = subprocess.Popen(
-                    self._command(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
-                )
-            self._wait_ready()
+            for attempt in range(PORT_ATTEMPTS):
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+                with open(self._log, "ab") as log:
+                    self._proc = subprocess.Popen(
+                        self._command(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
+                    )
+                try:
+                    self._wait_ready()
+                    break
+                except ServerStartError:
+                    # Another process took the port between free_port() and the bind: retry
+                    # on a fresh port; any other failure is reported as is.
+                    if attempt + 1 == PORT_ATTEMPTS or not self._lost_port_race():
+                        raise
+                    self._proc = None
             self._after_ready()
         except BaseException:
             self.stop()
@@ -158,18 +168,28 @@ class _LocalServer:
             f"{_tail(self._log)}"
         )
 
+    def _lost_port_race(self) -> bool:
+        exited = self._proc is not None and self._proc.poll() is not None
+        return exited and "address already in use" in _tail(self._log, 40).lower()
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
+        try:
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(STOP_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        finally:
+            # Also when interrupted (Ctrl-C) while waiting: leave no process and no temp dir.
+            if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        made, self._made_dir = self._made_dir, None
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
+            made, self._made_dir = self._made_dir, None
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
     def __enter__(self) -> Self:
         self.start()
