@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -77,3 +78,56 @@ def test_json_output_is_strict_json() -> None:
     with contextlib.redirect_stdout(buf):
         print_json({"rate": float("nan"), "rows": [float("inf"), 1.0]})
     assert json.loads(buf.getvalue()) == {"rate": None, "rows": [None, 1.0]}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_bad_windows_fail_before_any_query(tmp_path: Path) -> None:
+    """A typo in --step or --at costs one line and no HTTP request (port 9 answers nothing)."""
+    url, out = "http://127.0.0.1:9", str(tmp_path / "b.tar.gz")
+    cases = {
+        ("--since", "1m", "--step", "1h"): "not shorter than the window",
+        ("--since", "1h", "--step", "1ms"): "too many",
+        ("--at", "2099-01-01"): "is in the future",
+    }
+    for extra, expected in cases.items():
+        res = _run("pull", "-p", url, "-o", out, *extra)
+        assert res.returncode == 2, (extra, res.stderr)
+        assert expected in res.stderr and res.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "b.tar.gz").exists()
+
+
+def test_overwrite_never_deletes_a_folder_of_other_files(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    res = _run("pull", "-p", "http://127.0.0.1:9", "-o", str(precious), "--overwrite")
+    assert res.returncode == 2 and "not an infersight bundle" in res.stderr
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_import_of_a_directory_says_so(tmp_path: Path) -> None:
+    res = _run("bundle", "import", str(tmp_path), "-o", str(tmp_path / "x.tar.gz"))
+    assert res.returncode == 2 and "is a directory" in res.stderr
+
+
+def test_at_outside_the_bundle_window_is_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    from infersight.bundle import write_bundle
+    from infersight.frame import MetricFrame, SignalSeries
+
+    frame = MetricFrame(
+        1_700_000_000.0, 15.0, 5, {"service.queue_length": SignalSeries(("a",), np.ones((1, 5)))}
+    )
+    bundle = write_bundle(tmp_path / "b.tar.gz", {"incident": frame}, {"kind": "test"})
+    for command in ("detect", "diagnose"):
+        res = _run(command, str(bundle), "--at", "2099-01-01")
+        assert res.returncode == 2 and "lies outside the bundle's window" in res.stderr

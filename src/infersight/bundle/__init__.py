@@ -32,7 +32,7 @@ from infersight.bundle.errors import BundleError
 from infersight.bundle.manifest import INCIDENT, SCHEMA_VERSION, Manifest, WindowSpec
 from infersight.bundle.read import Bundle, read_bundle
 from infersight.bundle.summary import BundleSummary, WindowSummary, summarize
-from infersight.bundle.write import write_bundle
+from infersight.bundle.write import check_target, write_bundle
 
 __all__ = [
     "INCIDENT",
@@ -44,6 +44,7 @@ __all__ = [
     "Manifest",
     "WindowSpec",
     "WindowSummary",
+    "check_target",
     "read_bundle",
     "summarize",
     "write_bundle",

@@ -205,6 +205,26 @@ def _install(tmp: Path, target: Path, overwrite: bool) -> None:
     _fsync_dir(target.parent)
 
 
+def check_target(path: str | os.PathLike[str], overwrite: bool = False) -> Path:
+    """The bundle path if a bundle may be written there, else BundleError saying why.
+
+    Commands call it before long work (a pull), so a bad `-o` fails at once.
+    """
+    target = Path(path)
+    where = target.name
+    if (target.exists() or target.is_symlink()) and not overwrite:
+        raise fail(where, "already exists; choose another name or overwrite it explicitly")
+    if overwrite and _foreign_dir(target):
+        raise fail(
+            where,
+            "is a directory that is not an infersight bundle; overwriting would delete its "
+            "contents, so choose another name (e.g. a new .tar.gz)",
+        )
+    if not target.parent.is_dir():
+        raise fail(where, f"directory {target.parent} does not exist")
+    return target
+
+
 def write_bundle(
     path: str | os.PathLike[str],
     windows: Mapping[str, MetricFrame],
@@ -224,20 +244,10 @@ def write_bundle(
     existing target unless `overwrite` is set; even then a non-empty directory that is not a
     bundle (no manifest.json) is never replaced.
     """
-    target = Path(path)
+    target = check_target(path, overwrite)
     where = target.name
     if INCIDENT not in windows:
         raise fail(where, f"needs a window named {INCIDENT!r}; got {sorted(windows)}")
-    if (target.exists() or target.is_symlink()) and not overwrite:
-        raise fail(where, "already exists; choose another name or overwrite it explicitly")
-    if overwrite and _foreign_dir(target):
-        raise fail(
-            where,
-            "is a directory that is not an infersight bundle; overwriting would delete its "
-            "contents, so choose another name (e.g. a new .tar.gz)",
-        )
-    if not target.parent.is_dir():
-        raise fail(where, f"directory {target.parent} does not exist")
     members = _members(where, windows, artifacts or {})
     manifest = _manifest(where, windows, source, members, missing or {}, notes)
     files = {MANIFEST: manifest.to_json(), **members}

@@ -144,17 +144,21 @@ def import_files(
 
       infersight bundle import vllm.json dcgm.json -o b.tar.gz
     """
-    from infersight.bundle import write_bundle
+    from infersight.bundle import BundleError, check_target, write_bundle
     from infersight.sources.exposition import read_exposition
     from infersight.sources.local import canonical_frame
     from infersight.sources.promjson import read_promjson
     from infersight.sources.raw import RawStore
 
     for f in files:
+        if f.is_dir():
+            fail(f"{f}: is a directory; pass the files inside it (e.g. {f}/*.prom)", EXIT_USAGE)
         if not f.is_file():
             fail(f"{f}: no such file", EXIT_USAGE)
-    if out.exists() and not overwrite:
-        fail(f"{out} exists; pass --overwrite to replace it, or choose another -o", EXIT_USAGE)
+    try:
+        check_target(out, overwrite)
+    except BundleError as exc:
+        fail(str(exc), EXIT_USAGE)
     try:
         interval_s = parse_duration(interval) if interval else None
         start_s = parse_time(start) if start else None

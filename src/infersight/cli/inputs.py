@@ -11,7 +11,7 @@ import typer
 from infersight.cli.common import EXIT_USAGE, fail, progress_bar
 from infersight.cli.connection import Connection
 from infersight.frame import MetricFrame
-from infersight.timeparse import parse_duration, parse_time, promql_duration
+from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
 from infersight.windows import DEFAULT_BASELINES, INCIDENT, baseline_name
 
 BundleArg = Annotated[
@@ -68,13 +68,22 @@ def gather(
         from infersight.bundle import read_bundle
 
         b = read_bundle(bundle)
+        frame = b.frame
+        if at_s is not None and not frame.start <= at_s <= frame.end + frame.step:
+            fail(
+                f"--at {iso(at_s)} lies outside the bundle's window "
+                f"{iso(frame.start)} → {iso(frame.end)}",
+                EXIT_USAGE,
+            )
         return Inputs(dict(b.windows), dict(b.manifest.source), dict(b.missing), at_s)
     assert conn is not None
+    from infersight.cli.pull_cmds import check_grid
     from infersight.exporters import load_catalog
     from infersight.sources.pull import pull
 
     client, catalog = conn.client(), load_catalog(mappings or [])
     end = at_s if at_s is not None else parse_time("now")
+    check_grid(length, 15.0, end)
     windows: dict[str, MetricFrame] = {}
     missing: dict[str, str] = {}
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in DEFAULT_BASELINES)]:

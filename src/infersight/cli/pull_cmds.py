@@ -41,6 +41,26 @@ def _signal_list(text: str | None) -> list[str] | None:
     return names
 
 
+#: more grid points than this in one window is a typo in --step, not an analysis
+MAX_GRID_POINTS = 100_000
+#: how far past the clock --at may be (clock skew between this machine and the server)
+FUTURE_SLACK_S = 300.0
+
+
+def check_grid(length_s: float, step_s: float, end: float) -> None:
+    """Refuse a window that cannot be analysed, before any query is sent."""
+    if step_s >= length_s:
+        fail(f"--step {step_s:g}s is not shorter than the window ({length_s:g}s)", EXIT_USAGE)
+    if length_s / step_s > MAX_GRID_POINTS:
+        fail(
+            f"{length_s / step_s:,.0f} points per series is too many; use a larger --step "
+            f"(at most {MAX_GRID_POINTS:,} points: --step {length_s / MAX_GRID_POINTS:g}s)",
+            EXIT_USAGE,
+        )
+    if end > parse_time("now") + FUTURE_SLACK_S:
+        fail(f"--at {iso(end)} is in the future; use now or an earlier time", EXIT_USAGE)
+
+
 def probe(
     prometheus: PrometheusOpt,
     signals: SignalsOpt = None,
@@ -123,7 +143,7 @@ def pull(
 
     Example: infersight pull --prometheus http://localhost:9090 --since 1h -o incident.tar.gz
     """
-    from infersight.bundle import write_bundle
+    from infersight.bundle import BundleError, check_target, write_bundle
     from infersight.sources.pull import pull as run_pull
 
     try:
@@ -136,8 +156,11 @@ def pull(
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    if out.exists() and not overwrite:
-        fail(f"{out} exists; pass --overwrite to replace it, or choose another -o", EXIT_USAGE)
+    check_grid(length, step_s, end)
+    try:
+        check_target(out, overwrite)
+    except BundleError as exc:
+        fail(str(exc), EXIT_USAGE)
     conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
     client, catalog, wanted = conn.client(), load_catalog(mappings or []), _signal_list(signals)
     start = end - length
@@ -153,6 +176,11 @@ def pull(
         report[name] = res.to_dict()
         if name == INCIDENT:
             missing = dict(res.missing)
+    if not windows[INCIDENT].signals:
+        fail(
+            f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
+            "Check --at/--since, and `infersight probe` for what the server has"
+        )
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
     path = write_bundle(out, windows, source, missing=missing, overwrite=overwrite)
     if as_json:

@@ -237,6 +237,7 @@ def to_store(
         if parsed.timestamped is False and (start is None or not interval or interval <= 0):
             raise ExpositionError(
                 f"{parsed.source}: samples have no timestamps; pass start and a positive interval"
+                " (the time of the first scrape and the time between scrapes: --start, --interval)"
             )
         extra = {"instance": instance, "job": job}
         for s in parsed.series:
