@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.detect._stats import BoolArray, FloatArray, sustained
 from infersight.detect.config import DetectConfig
@@ -29,15 +30,21 @@ TARGET_UP = "infra.target_up"
 
 def _alive(frame: MetricFrame) -> dict[str, BoolArray]:
     """Per instance: whether any of its signals (target_up aside) has data at each point."""
-    out: dict[str, BoolArray] = {}
+    pos: dict[str, int] = {}
+    rows: dict[tuple[str, ...], npt.NDArray[np.intp]] = {}  # signals share instance tuples
+    parts: list[tuple[npt.NDArray[np.intp], BoolArray]] = []
     for name, s in frame.series.items():
         if name == TARGET_UP:
             continue
-        ok = ~np.isnan(s.values)
-        for i, inst in enumerate(s.instances):
-            prev = out.get(inst)
-            out[inst] = ok[i] if prev is None else prev | ok[i]
-    return out
+        idx = rows.get(s.instances)
+        if idx is None:
+            idx = np.array([pos.setdefault(inst, len(pos)) for inst in s.instances], np.intp)
+            rows[s.instances] = idx
+        parts.append((idx, ~np.isnan(s.values)))
+    acc = np.zeros((len(pos), frame.n), dtype=bool)
+    for idx, ok in parts:
+        acc[idx] |= ok  # instances are unique within a series
+    return {inst: acc[i] for inst, i in pos.items()}
 
 
 def _alive_without(frame: MetricFrame, signal: str, inst: str, lo: int, hi: int) -> bool:
@@ -160,10 +167,14 @@ def detect_absent(
             cur = frame.get(name)
             had = np.any(~np.isnan(bs.values), axis=1)
             has: dict[str, bool] = {}
+            cur_any = np.zeros(0, dtype=bool)
             if cur is not None:
                 cur_any = np.any(~np.isnan(cur.values), axis=1)
+            others_on = bool(cur_any.any())
+            if cur is not None and cur.instances == bs.instances:
+                had &= ~cur_any  # present in the incident window: not gone
+            elif cur is not None:
                 has = dict(zip(cur.instances, cur_any.tolist(), strict=True))
-            others_on = any(has.values())
             for rb in np.flatnonzero(had):
                 inst = bs.instances[rb]
                 if (name, inst) in seen or has.get(inst, False):

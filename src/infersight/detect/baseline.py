@@ -12,17 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.detect._stats import (
     MAD_TO_SIGMA,
     BoolArray,
     FloatArray,
     diff_noise,
+    diff_noise_stack,
+    median_mad_sorted,
     nanmad,
     nanmedian,
     sustained,
+    valid_count,
 )
 from infersight.detect.config import DetectConfig
 from infersight.frame import MetricFrame, SignalSeries
@@ -45,16 +50,23 @@ class Reference:
 
 
 def align_rows(series: SignalSeries | None, instances: tuple[str, ...], n: int) -> FloatArray:
-    """`series` re-ordered to `instances` and cut/padded to n points (NaN where missing)."""
-    out = np.full((len(instances), n), np.nan)
+    """`series` re-ordered to `instances` and cut/padded to n points (NaN where missing).
+
+    May return a view of `series.values` (same instances, enough points): read it only.
+    """
     if series is None:
-        return out
+        return np.full((len(instances), n), np.nan)
+    vals = series.values
+    if series.instances == instances and vals.shape[1] >= n and vals.dtype == np.float64:
+        view: FloatArray = vals[:, :n]
+        return view
+    out = np.full((len(instances), n), np.nan)
     pos = {inst: i for i, inst in enumerate(series.instances)}
-    m = min(n, series.values.shape[1])
-    for r, inst in enumerate(instances):
-        i = pos.get(inst)
-        if i is not None:
-            out[r, :m] = series.values[i, :m]
+    src = np.array([pos.get(inst, -1) for inst in instances], dtype=np.int64)
+    have = np.flatnonzero(src >= 0)
+    m = min(n, vals.shape[1])
+    if have.size:
+        out[have, :m] = vals[src[have], :m]
     return out
 
 
@@ -79,7 +91,7 @@ def references(
         if abs(frame.step - incident.step) > 1e-9:
             continue
         arr = align_rows(frame.get(signal), instances, n)
-        if np.any(~np.isnan(arr)):
+        if not np.isnan(arr).all():
             refs.append(Reference(name, arr))
     if cfg.derive_from_incident:
         for name, lag in STANDARD_BASELINES.items():
@@ -103,10 +115,10 @@ class Band:
     fallback: BoolArray
 
 
-def _blocks(a: FloatArray, b: int, h: int, nb: int) -> FloatArray:
+def _blocks(a: FloatArray, b: int, h: int, nb: int, dtype: type = np.float64) -> FloatArray:
     """(rows, nb, b + 2h): each block of b points with h points of context on each side."""
     rows, n = a.shape
-    padded = np.full((rows, nb * b + 2 * h), np.nan)
+    padded: npt.NDArray[np.floating[Any]] = np.full((rows, nb * b + 2 * h), np.nan, dtype=dtype)
     padded[:, h : h + n] = a
     win = np.lib.stride_tricks.sliding_window_view(padded, b + 2 * h, axis=1)
     out: FloatArray = win[:, ::b, :][:, :nb, :]
@@ -124,13 +136,13 @@ def band(
     scale = np.full((rows, n), np.nan)
     count = np.zeros((rows, n), dtype=np.int64)
     if refs:
-        # float32 for the sorts: twice as fast, and a band needs no more than 7 digits
-        pooled = np.concatenate([_blocks(r.values, b, h, nb) for r in refs], axis=2)
-        pooled = pooled.astype(np.float32)
-        c_b = nanmedian(pooled)
-        mad_b = nanmad(pooled, c_b)
-        k_b = np.count_nonzero(~np.isnan(pooled), axis=2)
-        noise = nanmedian(np.stack([diff_noise(r.values) for r in refs], axis=1))
+        # float32 for the sorts: twice as fast, and a band needs no more than 7 digits. The
+        # blocks are cut from float32 copies (the same values as casting the pooled blocks).
+        pooled = np.concatenate([_blocks(r.values, b, h, nb, np.float32) for r in refs], axis=2)
+        pooled.sort(axis=-1)  # NaN last; one sort gives the median and the MAD
+        k_b = valid_count(pooled)
+        c_b, mad_b = median_mad_sorted(pooled, k_b)
+        noise = nanmedian(diff_noise_stack([r.values for r in refs]))
         center = np.repeat(c_b.astype(np.float64), b, axis=1)[:, :n]
         scale = np.fmax(np.repeat(MAD_TO_SIGMA * mad_b, b, axis=1)[:, :n], noise[:, None])
         count = np.repeat(k_b, b, axis=1)[:, :n]

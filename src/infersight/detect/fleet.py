@@ -21,9 +21,10 @@ from infersight.detect._stats import (
     BoolArray,
     FloatArray,
     finite_or_none,
-    nanmad,
+    median_mad_sorted,
     nanmedian,
     sustained,
+    valid_count,
 )
 from infersight.detect.config import DetectConfig
 from infersight.detect.result import Sign
@@ -111,19 +112,29 @@ def detect_fleet(
     peer_groups: Mapping[str, str] | None = None,
     *,
     show_group: bool = True,
+    group_cache: dict[tuple[str, ...], dict[str, list[int]]] | None = None,
 ) -> tuple[list[FleetOutlier], BoolArray]:
-    """Outliers of one signal and the sustained outlier mask (rows × n) used by scope."""
+    """Outliers of one signal and the sustained outlier mask (rows × n) used by scope.
+
+    group_cache: filled and reused across calls with the same `peer_groups` (by instances).
+    """
     rows, n = x.shape
     mask = np.zeros((rows, n), dtype=bool)
     found: list[FleetOutlier] = []
     step = float(t[1] - t[0]) if n > 1 else 0.0
-    for group, idx in _groups(instances, peer_groups).items():
+    if group_cache is None:
+        groups = _groups(instances, peer_groups)
+    else:  # signals of one frame share their instance tuples
+        groups = group_cache.get(instances) or group_cache.setdefault(
+            instances, _groups(instances, peer_groups)
+        )
+    for group, idx in groups.items():
         if len(idx) < cfg.fleet_min_size:
             continue
-        g = x[idx]
-        count = np.count_nonzero(~np.isnan(g), axis=0)
-        med = nanmedian(g, axis=0)
-        mad = nanmad(g.T, med)
+        g = x if len(idx) == rows else x[idx]  # one group of all rows: no copy
+        gs = np.sort(g.T, axis=-1)  # per point, the peers' values sorted (NaN last)
+        count = valid_count(gs)
+        med, mad = median_mad_sorted(gs, count)
         typical = float(nanmedian(mad[None, :])[0]) if n else 0.0
         scale = np.fmax(MAD_TO_SIGMA * mad, MAD_TO_SIGMA * typical)
         floor = np.maximum(cfg.mad_floor_rel * np.abs(med), cfg.mad_floor_abs * abs_floor)

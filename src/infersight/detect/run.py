@@ -176,10 +176,12 @@ def _byte_capacity(frame: MetricFrame, n: int) -> dict[str, float]:
     if b is None or r is None:
         return {}
     out: dict[str, float] = {}
+    rpos = {inst: i for i, inst in enumerate(r.instances)}
     for i, inst in enumerate(b.instances):
-        rr = r.row(inst)
-        if rr is None:
+        j = rpos.get(inst)
+        if j is None:
             continue
+        rr = r.values[j]
         with np.errstate(invalid="ignore", divide="ignore"):
             cap = b.values[i, :n] / rr[:n]
         cap = cap[np.isfinite(cap) & (rr[:n] > 0.05)]
@@ -240,6 +242,7 @@ def detect(
     n_pre = max(cfg.fallback_min_points, int(cfg.fallback_fraction * n))
     capacity = _byte_capacity(inc, n)
     groups = peer_groups if peer_groups is not None else default_peer_groups(inc)
+    group_cache: dict[tuple[str, ...], dict[str, list[int]]] = {}
     anomalies: list[Anomaly] = []
     trends: list[Trend] = []
     fleet: list[FleetOutlier] = []
@@ -268,7 +271,7 @@ def detect(
         anomalies.extend(a for a, _ in found)
         outliers, fmask = detect_fleet(
             signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, abs_floor, rel_floor,
-            cfg, groups, show_group=peer_groups is not None,
+            cfg, groups, show_group=peer_groups is not None, group_cache=group_cache,
         )  # fmt: skip
         fleet.extend(outliers)
         anomalies.extend(_fleet_anomaly(f, cfg) for f in outliers)
