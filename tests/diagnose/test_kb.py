@@ -77,3 +77,16 @@ def test_rules_doc_is_current() -> None:
     assert doc.read_text("utf-8") == render(), (
         "docs/rules.md is stale: python -m infersight.diagnose.kb_doc > docs/rules.md"
     )
+
+
+def test_requires_names_what_makes_a_rule_undecidable() -> None:
+    """An inconclusive verdict is "not observable" only for a required signal: a missing
+    alternative (forward_time_p99 when forward_time_avg is there) is not."""
+    rule = load_kb().get("shared_gpu_contention")
+    assert rule is not None and rule.requires
+    assert rule.unobservable(["inference.gpu_processes", "inference.forward_time_p99"]) == []
+    gone = ["inference.gpu_processes", "inference.forward_time_avg", "inference.forward_time_p99"]
+    assert set(rule.unobservable(gone)) == set(gone)
+    plain = load_kb().get("vram_leak")
+    assert plain is not None and not plain.requires
+    assert plain.unobservable(["inference.gpu_mem_used_bytes"]) == ["inference.gpu_mem_used_bytes"]

@@ -6,10 +6,11 @@ diagnosed. AC@k: a true root among the top k root causes (for a compound inciden
 root within the top max(k, number of roots)). Healthy runs are diagnosed at several moments of
 the day; any root cause claimed there is a false one.
 
-A case whose true root the engine marks *inconclusive* (its evidence signals are missing in
-that dialect: no GC metric in a C++ server, no pool metric in vLLM) is "not observable in this
-dialect": it is reported apart, with the missing signals, and left out of AC@k rather than
-counted as a hit or a miss — the right answer there is "inconclusive, signal X missing".
+A case whose true root the engine marks *inconclusive* because signals the rule requires are
+missing in that dialect (`Rule.requires`, every signal it reads when it declares none: no GC
+metric in a C++ server, no pool metric in vLLM) is "not observable in this dialect": it is
+reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
+a miss — the right answer there is "inconclusive, signal X missing".
 Each (scenario, seed) is simulated once and read through every dialect; `jobs` processes
 share the (scenario, seed) pairs.
 """
@@ -164,9 +165,9 @@ def _one(
             dx = diagnose(windows_at(res, d, at, store), kb=kb)
             missing: list[str] = []
             for root in res.truth.roots:
-                h = dx.hypothesis(root)
-                if h is not None and h.verdict == "inconclusive":
-                    missing += h.missing_signals
+                h, rule = dx.hypothesis(root), kb.get(root)
+                if h is not None and rule is not None and h.verdict == "inconclusive":
+                    missing += rule.unobservable(h.missing_signals)
             out.append(
                 Case(
                     name,

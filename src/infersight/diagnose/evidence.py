@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from infersight.detect import Anomaly
-from infersight.detect.units import fmt_duration, fmt_value
+from infersight.detect.units import fmt_value
 from infersight.diagnose.result import Evidence
 
 if TYPE_CHECKING:
@@ -20,9 +21,18 @@ def _ratio(base: float | None, obs: float | None) -> str:
     return f" ({r:.2f}×)" if r < 100 else f" ({r:.3g}×)"
 
 
+def clock(ts: float, ref: float | None = None) -> str:
+    """A moment as a person reads it on a dashboard: "02:20 UTC"; with the date when it is not
+    the day of `ref` (the window's end)."""
+    t = time.gmtime(ts)
+    if ref is not None and time.gmtime(ref)[:3] != t[:3]:
+        return time.strftime("%Y-%m-%d %H:%M UTC", t)
+    return time.strftime("%H:%M UTC", t)
+
+
 def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
     u = ctx.unit(a.signal)
-    since = f", since {fmt_duration(ctx.frame.end - a.onset)} before the window's end"
+    since = f", since {clock(a.onset, ctx.frame.end)}"
     if a.kind == "deviation":
         refs = ", ".join(a.baselines) or "baseline"
         text = (

@@ -117,6 +117,9 @@ class Rule(BaseModel):
     seed: str
     description: str = ""
     signals: list[str] = Field(default_factory=list)
+    #: what the rule cannot be decided without: each entry a signal or alternatives "a | b";
+    #: empty: every signal its conditions read (see `unobservable`)
+    requires: list[str] = Field(default_factory=list)
     confirm: Group
     refute: Group | None = None
     explains: list[str] = Field(default_factory=list)
@@ -127,10 +130,25 @@ class Rule(BaseModel):
     @model_validator(mode="after")
     def _signals(self) -> Rule:
         known = all_signals()
-        for s in [*self.signals, *self.checks]:
+        for s in [*self.signals, *self.checks, *(a for r in self.requires for a in _alts(r))]:
             if s not in known:
                 raise ValueError(f"unknown signal {s!r}")
         return self
+
+    def unobservable(self, missing: Iterable[str]) -> list[str]:
+        """Of the signals an inconclusive verdict names as missing, those that make the rule
+        undecidable: a `requires` entry none of whose alternatives the data has. A rule left
+        inconclusive only because an alternative signal is missing is decidable (a miss, not
+        "not observable"). Without `requires`, every missing signal counts."""
+        gone = list(dict.fromkeys(missing))
+        if not self.requires:
+            return gone
+        out: dict[str, None] = {}
+        for entry in self.requires:
+            alts = _alts(entry)
+            if all(a in gone for a in alts):
+                out.update(dict.fromkeys(alts))
+        return list(out)
 
     def condition_signals(self) -> list[str]:
         out: dict[str, None] = dict.fromkeys(self.signals)
@@ -141,6 +159,10 @@ class Rule(BaseModel):
 
 
 Group.model_rebuild()
+
+
+def _alts(entry: str) -> list[str]:
+    return [a.strip() for a in entry.split("|") if a.strip()]
 
 
 def walk(group: Group) -> Iterator[Condition]:

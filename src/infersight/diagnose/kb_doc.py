@@ -53,6 +53,9 @@ def render_rule(r: Rule, origin: str) -> str:
         "**Missing data.** A condition on a signal the data lacks is unknown, never normal: the "
         "rule is then inconclusive and names the signals.",
     ]
+    if r.requires:
+        need = "; ".join(" or ".join(f"`{a.strip()}`" for a in e.split("|")) for e in r.requires)
+        lines[-1] += f" It cannot be decided at all without: {need}."
     if r.explains:
         lines += ["", "**Explains.** " + ", ".join(f"`{e}`" for e in r.explains)]
     if r.remedy:
