@@ -110,14 +110,17 @@ def run_case(scenario: str, instances: int, seed: int, hours: float | None = Non
     )
 
 
-def healthy_findings(scenario: str, hours: float, instances: int, seed: int) -> list[int]:
-    """Findings in consecutive 1 h windows over a healthy run (after its first two hours)."""
+def healthy_findings(
+    scenario: str, hours: float, instances: int, seed: int, history_h: float = 0.0
+) -> list[int]:
+    """Findings in consecutive 1 h windows over a healthy run (after its first two hours, or
+    after `history_h` hours of history, which gives every window yesterday's baseline)."""
     from infersight.lab.sim.run import simulate
 
-    sim = simulate(scenario, hours=hours, instances=instances, seed=seed)
+    sim = simulate(scenario, hours=hours, instances=instances, seed=seed, history_h=history_h)
     f = sim.frame
     counts: list[int] = []
-    end = f.start + 2 * 3600.0
+    end = f.start + max(2.0, history_h + 1.0) * 3600.0
     while end <= f.end:
         counts.append(len(detect(cut(f, end)).anomalies))
         end += 3600.0
