@@ -16,7 +16,7 @@ import numpy as np
 
 from bench.report import write_section
 from infersight.diagnose import diagnose
-from infersight.diagnose.accuracy import run_accuracy
+from infersight.diagnose.accuracy import AccuracyReport, run_accuracy
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
 
@@ -66,6 +66,28 @@ def speed(instances: int = 100, repeats: int = 3) -> str:
     )
 
 
+def per_dialect(report: AccuracyReport) -> str:
+    """Observable cases, AC@1 and AC@3 per dialect, as a markdown table."""
+    lines = ["| dialect | observable cases | AC@1 | AC@3 |", "|---|---|---|---|"]
+    for d in sorted({c.dialect for c in report.cases}):
+        n = sum(1 for c in report.faulty() if c.dialect == d)
+        lines.append(
+            f"| {d} | {n} | {report.ac(1, dialect=d):.3f} | {report.ac(3, dialect=d):.3f} |"
+        )
+    n = len(report.faulty())
+    lines.append(f"| all | {n} | {report.ac(1):.3f} | {report.ac(3):.3f} |")
+    return "\n".join(lines)
+
+
+def with_per_dialect(report: AccuracyReport) -> str:
+    """The report's markdown with the per-dialect table after the overall figures."""
+    md = report.to_markdown()
+    head, sep, rest = md.partition("\n\n| scenario |")
+    if not sep:
+        return md + "\n\nPer dialect:\n\n" + per_dialect(report)
+    return head + "\n\nPer dialect:\n\n" + per_dialect(report) + sep + rest
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=5)
@@ -83,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run_accuracy(seeds=seeds, dialects=dialects, progress=progress, jobs=args.jobs)
     wall = time.perf_counter() - t
     print(file=sys.stderr)
-    body = report.to_markdown() + f"\n\nWall time of the suite: {wall:.0f} s.\n\n"
+    body = with_per_dialect(report) + f"\n\nWall time of the suite: {wall:.0f} s.\n\n"
     try:
         body += "Speed: " + speed() + "\n"
     except Exception as exc:  # speed is reported, never fatal to the accuracy table
