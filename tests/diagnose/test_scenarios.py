@@ -31,8 +31,8 @@ NATIVE_FIRST = [
     "batch_window_starvation", "cache_capacity", "cache_stampede", "gc_pauses",
     "gpu_hardware_fault", "gpu_thermal_throttling", "lb_instance_removed", "log_disk_io",
     "max_batch_too_large", "model_cold_start", "network_retransmits", "shared_gpu_contention",
-    "slow_instance", "threadpool_too_small", "traffic_surge", "unbounded_queue", "vector_db_swap",
-    "vram_leak", "vram_oom_cascade",
+    "slow_instance", "threadpool_too_large", "threadpool_too_small", "traffic_surge",
+    "unbounded_queue", "vector_db_swap", "vram_leak", "vram_oom_cascade",
 ]  # fmt: skip
 
 

@@ -9,16 +9,27 @@ read on the vector DB, the GPU's temperature on the node whose requests are slow
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from infersight.detect import Anomaly
+from infersight.diagnose.capacity import Capacity, estimate
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_anomaly, from_level, from_normal
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
+from infersight.frame import FloatArray
+
+#: what `over_capacity` / `within_capacity` read besides the configured limit
+CAPACITY_INPUTS = ("inference.gpu_mem_used_bytes", "inference.gpu_mem_used_ratio")
+#: in-flight work: the engine's own count, else the pool's busy ratio × its size
+IN_FLIGHT = ("inference.running_requests", "service.threadpool_busy_ratio")
+#: defaults of the capacity states: the whole card (`level`), a 2× margin (`factor`)
+CAPACITY_SHARE = 1.0
+CAPACITY_MARGIN = 2.0
 
 Truth = bool | None
 
@@ -57,6 +68,8 @@ def _test(
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """(holds, evidence, onset, score) of one condition on one instance."""
     sig = c.signal
+    if c.state in ("over_capacity", "within_capacity"):
+        return _capacity(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):
         return _extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
@@ -135,6 +148,62 @@ def _extreme(
     return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
 
 
+def _capacity(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`over_capacity` / `within_capacity`: the configured limit (`c.signal`) against the card's
+    concurrency V/M estimated from this window (see `capacity`). Undecidable instances count as
+    not holding; `eval_condition` makes the condition unknown when none can be decided."""
+    share = c.level if c.level is not None else CAPACITY_SHARE
+    factor = c.factor if c.factor is not None else CAPACITY_MARGIN
+    cap = _estimate(ctx, c.signal, inst, share)
+    if cap is None:
+        return False, None, None, 0.0
+    over = cap.over(factor)
+    if over != (c.state == "over_capacity"):
+        return False, None, None, 0.0
+    ev = Evidence(
+        signal=c.signal,
+        instance=inst,
+        kind="level",
+        supports=True,
+        statement=cap.statement(inst, factor),
+        window_start=ctx.frame.start,
+        window_end=ctx.frame.end,
+        baseline=factor * cap.safe(),
+        observed=cap.limit,
+        unit=ctx.unit(c.signal),
+    )
+    score = min(10.0, cap.limit / (factor * cap.safe())) if cap.safe() > 0 else 10.0
+    return True, ev, None, score if over else 1.0
+
+
+def _estimate(ctx: Context, limit_signal: str, inst: str, share: float) -> Capacity | None:
+    key = ("capacity", limit_signal, inst)
+    if key not in ctx.memo:
+        running = ctx.row(IN_FLIGHT[0], inst)
+        limit = ctx.row(limit_signal, inst)
+        if running is not None and np.any(~np.isnan(running)):
+            flight: FloatArray | None = running
+        else:
+            busy = ctx.row(IN_FLIGHT[1], inst)
+            flight = None if busy is None or limit is None else busy * limit
+        used, ratio = (ctx.row(s, inst) for s in CAPACITY_INPUTS)
+        ctx.memo[key] = estimate(used, ratio, flight, limit, CAPACITY_SHARE)
+    cap = ctx.memo[key]
+    assert cap is None or isinstance(cap, Capacity)
+    return None if cap is None else dataclasses.replace(cap, usable_share=share)
+
+
+def _capacity_missing(ctx: Context, c: Condition, cands: Sequence[str]) -> list[str]:
+    """The inputs of a capacity state that none of `cands` carries."""
+    have = set(cands)
+    need = [s for s in CAPACITY_INPUTS if not have & set(ctx.instances_of(s))]
+    if not any(have & set(ctx.instances_of(s)) for s in IN_FLIGHT):
+        need.extend(IN_FLIGHT)
+    return need
+
+
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
     carrying = ctx.instances_of(c.signal)
     if anchor is None or c.where == "any":
@@ -151,6 +220,11 @@ def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) ->
         if missing:
             return Outcome(None, missing=missing)
         return Outcome(False)
+    if c.state in ("over_capacity", "within_capacity"):
+        decided = [i for i in cands if _estimate(ctx, c.signal, i, 1.0) is not None]
+        if not decided:
+            return Outcome(None, missing=_capacity_missing(ctx, c, cands))
+        cands = tuple(decided)
     held: list[str] = []
     evidence: list[Evidence] = []
     onsets: list[float] = []
@@ -185,6 +259,26 @@ def _against(e: Evidence) -> Evidence:
 def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence]:
     """One piece of evidence against: the condition looked for and not found (first instance)."""
     inst = cands[0]
+    if c.state in ("over_capacity", "within_capacity"):
+        share = c.level if c.level is not None else CAPACITY_SHARE
+        cap = _estimate(ctx, c.signal, inst, share)
+        if cap is not None:
+            factor = c.factor if c.factor is not None else CAPACITY_MARGIN
+            text = cap.statement(inst, factor) + f" (not {c.state.replace('_', ' ')})"
+            return [
+                Evidence(
+                    signal=c.signal,
+                    instance=inst,
+                    kind="level",
+                    supports=False,
+                    statement=text,
+                    window_start=ctx.frame.start,
+                    window_end=ctx.frame.end,
+                    baseline=factor * cap.safe(),
+                    observed=cap.limit,
+                    unit=ctx.unit(c.signal),
+                )
+            ]
     pre, post, _ = ctx.before_after(c.signal, inst)
     ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c)
     return [ev]

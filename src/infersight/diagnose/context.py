@@ -38,6 +38,8 @@ class Context:
     onset: float
     by_key: dict[tuple[str, str], list[Anomaly]] = field(default_factory=dict)
     _rows: dict[tuple[str, str], FloatArray | None] = field(default_factory=dict)
+    #: derived per-instance figures computed once per window (e.g. the card's capacity fit)
+    memo: dict[tuple[str, ...], object] = field(default_factory=dict)
 
     @classmethod
     def build(cls, frame: MetricFrame, det: DetectionResult, user_facing: Iterable[str]) -> Context:

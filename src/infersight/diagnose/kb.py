@@ -22,8 +22,10 @@ from infersight.signals import Layer, all_signals
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event",
+    "event", "over_capacity", "within_capacity",
 ]  # fmt: skip
+#: the capacity states compare this configured limit with what the card holds
+CAPACITY_SIGNAL = "service.concurrency_limit"
 Where = Literal["any", "same", "other"]
 Kind = Literal["cause", "symptom"]
 
@@ -45,6 +47,15 @@ class Condition(BaseModel):
     `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
     series stopped or the target is down; `event`: its highest value since the incident began
     exceeds `level` (default 0) and what it was before.
+    `over_capacity` / `within_capacity` (on `service.concurrency_limit` only, seed §3.3): the
+    configured limit against the number of requests the card holds, V/M, estimated per instance
+    from the window itself — M the VRAM per in-flight request (Theil–Sen slope of
+    `inference.gpu_mem_used_bytes` on in-flight work: `inference.running_requests`, else
+    `service.threadpool_busy_ratio` × the limit), V the share `level` (default 1.0: the whole
+    card; card = bytes used / `inference.gpu_mem_used_ratio`) less the fitted intercept (weights,
+    runtime). `over_capacity` holds where the limit exceeds `factor` (default 2) × V/M,
+    `within_capacity` where it does not; unknown where those inputs are missing or too flat to
+    fit.
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
@@ -75,8 +86,13 @@ class Condition(BaseModel):
             raise ValueError(f"state {self.state!r} needs a level")
         if self.stat != "median" and self.state not in ("above", "below", "up", "down"):
             raise ValueError(f"stat {self.stat} applies to above/below/up/down")
-        if self.factor is not None and self.state not in ("up", "down", "outlier"):
-            raise ValueError(f"factor applies to up/down/outlier, not {self.state!r}")
+        capacity = self.state in ("over_capacity", "within_capacity")
+        if self.factor is not None and self.state not in ("up", "down", "outlier") and not capacity:
+            raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
+        if capacity and self.signal != CAPACITY_SIGNAL:
+            raise ValueError(f"state {self.state!r} reads {CAPACITY_SIGNAL}, not {self.signal!r}")
+        if capacity and self.level is not None and not 0.0 < self.level <= 1.0:
+            raise ValueError("level of a capacity state is the usable share of VRAM, in (0, 1]")
         return self
 
 

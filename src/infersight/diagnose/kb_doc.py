@@ -10,6 +10,19 @@ from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_k
 
 
 def _cond(c: Condition) -> str:
+    if c.state in ("over_capacity", "within_capacity"):
+        word = "above" if c.state == "over_capacity" else "at most"
+        share = c.level if c.level is not None else 1.0
+        factor = c.factor if c.factor is not None else 2.0
+        parts = [
+            f"`{c.signal}` {c.state.replace('_', ' ')}: {word} {factor:g}× V/M "
+            f"(V: {share:.0%} of the card less weights and runtime)"
+        ]
+        if c.where != "any":
+            parts.append(f"on the {c.where} instances")
+        if c.min_share > 0:
+            parts.append(f"on ≥ {c.min_share:.0%} of instances")
+        return " ".join(parts)
     parts = [f"`{c.signal}` {c.state.replace('_', ' ')}"]
     if c.factor is not None:
         parts.append(f"by ≥ {c.factor:g}×")
@@ -80,7 +93,10 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "`above`/`below` — level since the incident began; `normal` — present and not anomalous; "
         "`trend up`/`trend down` — sustained slope; `outlier` — away from same-role peers; "
         "`absent` — target down or series stopped; `event` — highest value since the incident "
-        "began exceeds the level and what came before. `same`: on the instances the group's "
+        "began exceeds the level and what came before; `over capacity`/`within capacity` — the "
+        "configured concurrency limit against V/M, the requests the card holds, estimated from "
+        "the window (M: VRAM per in-flight request, V: the card's usable VRAM less weights and "
+        "runtime; seed §3.3). `same`: on the instances the group's "
         "first condition matched; `other`: on the rest. Users add rules with "
         "`load_kb([folder])`.",
     ]

@@ -1,0 +1,117 @@
+"""How many requests a card holds, estimated from the incident window's own data (seed §3.3).
+
+The seed sizes a worker pool from the GPU: with V the VRAM left for requests and M the VRAM one
+in-flight request takes, the card runs about V/M requests at once. Both are read off one
+instance's samples: VRAM in use against the work in flight (the engine's running requests, or
+the pool's busy ratio × its configured size) is a line whose slope is M and whose intercept is
+what does not depend on load (weights, runtime, cache pools). The fit is Theil–Sen (the median
+of the pairwise slopes), so bursts, OOM crashes and a handful of odd samples do not move it;
+samples where VRAM is pinned at the card's size (clipped by an OOM) or the process is down are
+left out. The card's size is VRAM in use over its ratio of the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from infersight.frame import FloatArray
+
+GIB = float(2**30)
+#: samples with VRAM at or above this share of the card are clipped by an OOM, not a reading
+CLIPPED = 0.97
+#: below this share of the card the process is down or restarting: no request state to read
+DOWN = 0.05
+#: fewer paired samples than this, or in-flight work that never moved by one request: no fit
+MIN_POINTS = 10
+MIN_SPREAD = 1.0
+#: the seed's sizing keeps 20–30% of VRAM as headroom: the pool size recommended in evidence
+RECOMMENDED_SHARE = 0.8
+#: the pairwise slopes are subsampled past this many samples (Theil–Sen is quadratic)
+MAX_POINTS = 400
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One instance's estimate: bytes, requests, and the configured limit it is set against."""
+
+    card: float  # the card's VRAM (bytes)
+    fixed: float  # VRAM held whatever the load (fitted intercept: weights, runtime), bytes
+    per_request: float  # M: VRAM per in-flight request (fitted slope), bytes
+    usable_share: float  # share of the card the limit is held against (1.0: the whole card)
+    limit: float  # the configured concurrency limit (latest value)
+    points: int  # samples the fit used
+
+    def free(self, share: float | None = None) -> float:
+        """V: `share` of the card (default `usable_share`) less what is held whatever the load."""
+        use = self.usable_share if share is None else share
+        return max(use * self.card - self.fixed, 0.0)
+
+    def safe(self, share: float | None = None) -> float:
+        """About how many requests the card holds at once: V/M."""
+        return self.free(share) / self.per_request
+
+    def over(self, factor: float) -> bool:
+        """The limit admits more than `factor` × what the card holds."""
+        return self.limit > factor * self.safe()
+
+    def statement(self, inst: str, factor: float) -> str:
+        over = self.limit / self.safe() if self.safe() > 0 else float("inf")
+        where = "the card" if self.usable_share >= 1.0 else f"{self.usable_share:.0%} of the card"
+        rec = self.safe(RECOMMENDED_SHARE)
+        return (
+            f"service.concurrency_limit on {inst} is {self.limit:.0f} where {where} holds about "
+            f"{self.safe():.0f} requests (V/M: {self.free() / GIB:.1f} GiB / "
+            f"{self.per_request / GIB:.2f} GiB per request; card {self.card / GIB:.0f} GiB, "
+            f"{self.fixed / GIB:.1f} GiB held whatever the load; fit on {self.points} samples): "
+            f"{over:.1f}× it, margin {factor:g}×; about {rec:.0f} with "
+            f"{1.0 - RECOMMENDED_SHARE:.0%} headroom"
+        )
+
+
+def theil_sen(x: FloatArray, y: FloatArray) -> tuple[float, float]:
+    """(slope, intercept): the median pairwise slope, the median residual intercept."""
+    if x.size > MAX_POINTS:
+        keep = np.linspace(0, x.size - 1, MAX_POINTS).astype(int)
+        x, y = x[keep], y[keep]
+    i, j = np.triu_indices(x.size, 1)
+    dx, dy = x[j] - x[i], y[j] - y[i]
+    ok = dx != 0
+    if not np.any(ok):
+        return float("nan"), float("nan")
+    slope = float(np.median(dy[ok] / dx[ok]))
+    return slope, float(np.median(y - slope * x))
+
+
+def estimate(
+    used: FloatArray | None,
+    ratio: FloatArray | None,
+    in_flight: FloatArray | None,
+    limit: FloatArray | None,
+    usable_share: float,
+) -> Capacity | None:
+    """The card's concurrency on one instance, or None when the data cannot say: a series
+    missing, too few samples, in-flight work that never moved, or a slope that is not positive.
+
+    used: VRAM in use (bytes); ratio: the same as a share of the card; in_flight: requests in
+    flight per sample; limit: the configured concurrency limit per sample.
+    """
+    if used is None or ratio is None or in_flight is None or limit is None:
+        return None
+    lim = limit[~np.isnan(limit)]
+    if lim.size == 0:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        up = ~np.isnan(used) & ~np.isnan(ratio) & (ratio > DOWN)
+        if not np.any(up):
+            return None
+        card = float(np.median(used[up] / ratio[up]))
+        ok = up & (ratio < CLIPPED) & ~np.isnan(in_flight)
+    x, y = in_flight[ok], used[ok]
+    if x.size < MIN_POINTS or float(np.ptp(x)) < MIN_SPREAD or card <= 0:
+        return None
+    slope, fixed = theil_sen(x, y)
+    if not np.isfinite(slope) or slope <= 0:
+        return None
+    return Capacity(card, fixed, slope, usable_share, float(lim[-1]), int(x.size))
