@@ -55,6 +55,19 @@ def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:
     html = (tmp_path / "demo-0217.html").read_text("utf-8")
     assert "<svg" in html and "vectordb-0" in html
     assert (tmp_path / "demo-0217.tar.gz").stat().st_size > 10_000
+    # the chain of seed §5.2: the slow dependency backs up the queue, waiting work holds VRAM,
+    # and the GPU is fed less
+    doc = json.loads(
+        runner.invoke(app, ["diagnose", str(tmp_path / "demo-0217.tar.gz"), "-f", "json"]).stdout
+    )
+    chains = {r["hypothesis"]: r["chain"] for r in doc["root_causes"]}
+    assert set(list(chains)[:2]) == {"vector_db_swap", "cache_capacity"}
+    assert chains["vector_db_swap"] == [
+        "vector_db_swap",
+        "queue_backlog",
+        "vram_pressure",
+        "gpu_util_low",
+    ]
 
 
 def test_bench_accuracy_on_a_subset() -> None:
