@@ -2,36 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
+from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
 from infersight.diagnose.chain import chain, edges, roots
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.rank import Candidate, order
-from infersight.frame import MetricFrame, SignalSeries
-
-START, STEP, N = 1.75e9, 60.0, 240
-ONSET = 180
-
-Shape = Callable[[np.ndarray], np.ndarray]
-
-
-def _frame(spec: dict[str, dict[str, tuple[float, float]]], seed: int = 0) -> MetricFrame:
-    """spec: signal → instance → (level before, level after ONSET); 2% noise."""
-    rng = np.random.default_rng(seed)
-    series = {}
-    for sig, per in spec.items():
-        insts = tuple(per)
-        v = np.empty((len(insts), N))
-        for i, inst in enumerate(insts):
-            a, b = per[inst]
-            v[i, :ONSET], v[i, ONSET:] = a, b
-            v[i] *= 1 + 0.02 * rng.standard_normal(N)
-        series[sig] = SignalSeries(insts, v)
-    return MetricFrame(START, STEP, N, series)
-
 
 NODES = ("node-0", "node-1", "node-2", "node-3")
 

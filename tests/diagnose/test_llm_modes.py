@@ -3,30 +3,12 @@ frames in vLLM's canonical signals: each is confirmed on its own signature and n
 
 from __future__ import annotations
 
-import numpy as np
+from diagnose_frames import Spec
+from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
-from infersight.frame import MetricFrame, SignalSeries
 
-START, STEP, N, ONSET = 1.75e9, 60.0, 240, 180
 NODES = ("node-0", "node-1", "node-2", "node-3")
-
-Spec = dict[str, dict[str, tuple[float, float]]]
-
-
-def _frame(spec: Spec, seed: int = 0) -> MetricFrame:
-    """signal → instance → (level before, level after ONSET), with 2% noise."""
-    rng = np.random.default_rng(seed)
-    series = {}
-    for sig, per in spec.items():
-        insts = tuple(per)
-        v = np.empty((len(insts), N))
-        for i, inst in enumerate(insts):
-            before, after = per[inst]
-            v[i, :ONSET], v[i, ONSET:] = before, after
-            v[i] *= 1 + 0.02 * rng.standard_normal(N)
-        series[sig] = SignalSeries(insts, v)
-    return MetricFrame(START, STEP, N, series)
 
 
 def _fleet(before: float, after: float, only: str | None = None) -> dict[str, tuple[float, float]]:
