@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infersight.report.units import (
+from infersight.units import (
     format_change,
     format_clock,
     format_confidence,

@@ -19,9 +19,9 @@ from infersight.cli.connection import (
     TimeoutOpt,
 )
 from infersight.cli.inputs import AtOpt, BundleArg, PrometheusOptional, WindowOpt, gather
-from infersight.report.units import format_value
 from infersight.signals import all_signals
 from infersight.timeparse import iso
+from infersight.units import format_value
 
 
 def _conn(

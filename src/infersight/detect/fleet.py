@@ -28,8 +28,8 @@ from infersight.detect._stats import (
 )
 from infersight.detect.config import DetectConfig
 from infersight.detect.result import Sign
-from infersight.detect.units import fmt_value
 from infersight.frame import MetricFrame
+from infersight.units import format_value
 
 UNGROUPED = ""
 
@@ -178,8 +178,8 @@ def detect_fleet(
             named = show_group and group != UNGROUPED
             gtxt = f" ({group})" if named else ""
             detail = (
-                f"{instances[row]} at {fmt_value(value, unit)} where the fleet{gtxt} is at "
-                f"{fmt_value(fleet, unit)}{rtxt}, {peers} peers, {frac[r]:.0%} of the window"
+                f"{instances[row]} at {format_value(value, unit)} where the fleet{gtxt} is at "
+                f"{format_value(fleet, unit)}{rtxt}, {peers} peers, {frac[r]:.0%} of the window"
             )
             found.append(
                 FleetOutlier(

@@ -26,9 +26,9 @@ from infersight.detect.fleet import FleetOutlier, default_peer_groups, detect_fl
 from infersight.detect.result import Anomaly, DetectionResult, Sign
 from infersight.detect.scope import ScopeEntry, ScopeSignal, post_onset, summarize_signal, triage
 from infersight.detect.trend import Trend, detect_trends
-from infersight.detect.units import fmt_value
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
+from infersight.units import format_value
 
 INCIDENT = "incident"
 UNKNOWN_LAYER = "unknown"
@@ -104,8 +104,8 @@ def _deviation_anomalies(
         frac, _ = post_onset(dev.flags[r], valid, on.index, cfg.sustain_window)
         rtxt = f"{ratio:.2f}×, " if ratio is not None else ""
         detail = (
-            f"{instances[r]}: {signal} at {fmt_value(obs, meta.unit)} vs "
-            f"{fmt_value(base, meta.unit)} ({rtxt}z {z:.1f}) against {', '.join(used)}"
+            f"{instances[r]}: {signal} at {format_value(obs, meta.unit)} vs "
+            f"{format_value(base, meta.unit)} ({rtxt}z {z:.1f}) against {', '.join(used)}"
         )
         anomaly = Anomaly(
             signal=signal,

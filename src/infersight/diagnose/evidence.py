@@ -6,8 +6,8 @@ import time
 from typing import TYPE_CHECKING
 
 from infersight.detect import Anomaly
-from infersight.detect.units import fmt_value
 from infersight.diagnose.result import Evidence
+from infersight.units import format_value
 
 if TYPE_CHECKING:
     from infersight.diagnose.context import Context
@@ -36,13 +36,13 @@ def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
     if a.kind == "deviation":
         refs = ", ".join(a.baselines) or "baseline"
         text = (
-            f"{a.signal} on {a.instance} {a.direction} to {fmt_value(a.observed, u)} against "
-            f"{fmt_value(a.baseline, u)} ({refs}){_ratio(a.baseline, a.observed)}{since}"
+            f"{a.signal} on {a.instance} {a.direction} to {format_value(a.observed, u)} against "
+            f"{format_value(a.baseline, u)} ({refs}){_ratio(a.baseline, a.observed)}{since}"
         )
     elif a.kind == "fleet_outlier":
         text = (
-            f"{a.signal} on {a.instance} at {fmt_value(a.observed, u)} while its peers are at "
-            f"{fmt_value(a.baseline, u)}{_ratio(a.baseline, a.observed)}{since}"
+            f"{a.signal} on {a.instance} at {format_value(a.observed, u)} while its peers are at "
+            f"{format_value(a.baseline, u)}{_ratio(a.baseline, a.observed)}{since}"
         )
     elif a.kind == "trend":
         text = f"{a.signal} on {a.instance} trending {a.direction}: {a.detail.split(': ', 1)[-1]}"
@@ -76,20 +76,20 @@ def from_level(
     u = ctx.unit(signal)
     if state == "event":
         text = (
-            f"{signal} on {inst} reached {fmt_value(observed, u)} (above {fmt_value(level, u)}"
-            f"; before: {fmt_value(pre, u)})"
+            f"{signal} on {inst} reached {format_value(observed, u)} "
+            f"(above {format_value(level, u)}; before: {format_value(pre, u)})"
         )
     elif state in ("max", "min"):
         word = "peaked at" if state == "max" else "fell to"
         text = (
-            f"{signal} on {inst} {word} {fmt_value(observed, u)} since the incident began; its "
-            f"{'highest' if state == 'max' else 'lowest'} before was {fmt_value(pre, u)}"
+            f"{signal} on {inst} {word} {format_value(observed, u)} since the incident began; its "
+            f"{'highest' if state == 'max' else 'lowest'} before was {format_value(pre, u)}"
         )
     else:
         word = "above" if state == "above" else "below"
         text = (
-            f"{signal} on {inst} at {fmt_value(observed, u)} since the incident began, {word} "
-            f"{fmt_value(level, u)} (before: {fmt_value(pre, u)})"
+            f"{signal} on {inst} at {format_value(observed, u)} since the incident began, {word} "
+            f"{format_value(level, u)} (before: {format_value(pre, u)})"
         )
     return Evidence(
         signal=signal,
@@ -116,13 +116,13 @@ def from_normal(
 ) -> Evidence:
     """A signal seen without the change looked for (`wanted`), or seen normal (a refutation)."""
     u = ctx.unit(signal)
-    figures = f"{fmt_value(post, u)} since the incident began, {fmt_value(pre, u)} before"
+    figures = f"{format_value(post, u)} since the incident began, {format_value(pre, u)} before"
     if wanted is None:
         text = f"{signal} on {inst} normal: {figures}"
     else:
         what = wanted.state.replace("_", " ")
         if wanted.level is not None:
-            what += f" {fmt_value(wanted.level, u)}"
+            what += f" {format_value(wanted.level, u)}"
         if wanted.factor is not None:
             what += f" by {wanted.factor:g}×"
         text = f"{signal} on {inst} not {what}: {figures}"

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from infersight.detect import Anomaly
-from infersight.detect.units import fmt_value
 from infersight.diagnose.context import Context
 from infersight.diagnose.result import UnexplainedChange
+from infersight.units import format_value
 
 MAD_TO_SIGMA = 1.4826
 #: Scale floor as a share of |median(before)|, and the cap on a shift score.
@@ -57,7 +57,7 @@ def unexplained(
         u = ctx.unit(a.signal)
         text = (
             f"{a.signal} on {a.instance} changed ({a.kind}, {a.direction}): "
-            f"{fmt_value(a.baseline, u)} → {fmt_value(a.observed, u)}, shift {score:.1f} σ; "
+            f"{format_value(a.baseline, u)} → {format_value(a.observed, u)}, shift {score:.1f} σ; "
             "no known failure mode explains it"
         )
         ch = UnexplainedChange(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from infersight.detect import DetectionResult
-from infersight.detect.units import fmt_duration
 from infersight.diagnose.kb import KnowledgeBase
 from infersight.diagnose.result import HypothesisResult, RootCause, UnexplainedChange
+from infersight.units import format_duration
 
 MAX_CHECKS = 8
 
@@ -19,7 +19,7 @@ def summarize(
     changes: Sequence[UnexplainedChange],
     det: DetectionResult,
 ) -> str:
-    span = fmt_duration(det.end - det.start)
+    span = format_duration(det.end - det.start)
     if healthy:
         return (
             f"Nothing is wrong: no failure mode confirmed and no significant change in the "

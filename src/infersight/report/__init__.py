@@ -7,8 +7,8 @@ from infersight.report.html import render_html
 from infersight.report.json_report import diagnosis_document, diagnosis_schema, render_json
 from infersight.report.markdown import render_markdown
 from infersight.report.terminal import render_terminal
-from infersight.report.units import format_value
 from infersight.report.write import FORMATS, Format, render, render_text, write_report
+from infersight.units import format_value
 
 __all__ = [
     "FORMATS",

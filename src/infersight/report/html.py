@@ -13,8 +13,8 @@ from infersight.frame import MetricFrame
 from infersight.report.html_style import CSS
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.svg import svg_plot
-from infersight.report.units import format_change, format_clock, format_confidence
 from infersight.report.view import ReportView, RootView, build_view, figures, refuting
+from infersight.units import format_change, format_clock, format_confidence
 
 
 def _e(text: object) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
-from infersight.report.units import format_clock, format_confidence
 from infersight.report.view import ReportView, build_view, figures, refuting
+from infersight.units import format_clock, format_confidence
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 

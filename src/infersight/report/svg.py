@@ -13,7 +13,7 @@ import numpy as np
 
 from infersight.frame import FloatArray
 from infersight.report.plotdata import PlotSeries
-from infersight.report.units import format_clock, format_value
+from infersight.units import format_clock, format_value
 
 W, H = 640, 230
 LEFT, RIGHT, TOP, BOTTOM = 72, 14, 26, 30

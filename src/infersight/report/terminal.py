@@ -9,7 +9,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
-from infersight.report.units import format_clock, format_confidence
 from infersight.report.view import (
     ReportView,
     RootView,
@@ -18,6 +17,7 @@ from infersight.report.view import (
     figures,
     refuting,
 )
+from infersight.units import format_clock, format_confidence
 
 
 def _heading(text: str) -> Text:

@@ -12,14 +12,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
-from infersight.report.units import (
+from infersight.signals import UnknownSignalError, get_signal
+from infersight.units import (
     format_change,
     format_clock,
     format_confidence,
     format_value,
     format_window,
 )
-from infersight.signals import UnknownSignalError, get_signal
 
 _AXES: dict[str, tuple[str, dict[str, str]]] = {
     "requests": (

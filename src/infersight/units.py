@@ -1,4 +1,4 @@
-"""Human figures for reports: "380 ms", "4.1 s", "95%", "14.2 GiB", "83 °C", "1,410 MHz".
+"""Human figures for findings and reports: "380 ms", "4.1 s", "95%", "14.2 GiB", "83 °C".
 
 The unit is a canonical signal's (see `infersight.signals`): s, ratio, bytes, celsius, MHz, W,
 count, per_s, cores, code. Anything else is printed as the number followed by the unit string.
