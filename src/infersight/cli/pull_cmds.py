@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json, progress_bar
+from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json
 from infersight.cli.connection import (
     BasicOpt,
     BearerOpt,
@@ -19,10 +19,10 @@ from infersight.cli.connection import (
     PrometheusOpt,
     TimeoutOpt,
 )
+from infersight.cli.inputs import check_grid, pull_windows
 from infersight.exporters import load_catalog
-from infersight.frame import MetricFrame
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
-from infersight.windows import INCIDENT, baseline_name
+from infersight.windows import INCIDENT
 
 SignalsOpt = Annotated[
     str | None,
@@ -39,26 +39,6 @@ def _signal_list(text: str | None) -> list[str] | None:
     for n in names:
         get_signal(n)  # raises UnknownSignalError with a hint
     return names
-
-
-#: more grid points than this in one window is a typo in --step, not an analysis
-MAX_GRID_POINTS = 100_000
-#: how far past the clock --at may be (clock skew between this machine and the server)
-FUTURE_SLACK_S = 300.0
-
-
-def check_grid(length_s: float, step_s: float, end: float) -> None:
-    """Refuse a window that cannot be analysed, before any query is sent."""
-    if step_s >= length_s:
-        fail(f"--step {step_s:g}s is not shorter than the window ({length_s:g}s)", EXIT_USAGE)
-    if length_s / step_s > MAX_GRID_POINTS:
-        fail(
-            f"{length_s / step_s:,.0f} points per series is too many; use a larger --step "
-            f"(at most {MAX_GRID_POINTS:,} points: --step {length_s / MAX_GRID_POINTS:g}s)",
-            EXIT_USAGE,
-        )
-    if end > parse_time("now") + FUTURE_SLACK_S:
-        fail(f"--at {iso(end)} is in the future; use now or an earlier time", EXIT_USAGE)
 
 
 def probe(
@@ -144,7 +124,6 @@ def pull(
     Example: infersight pull --prometheus http://localhost:9090 --since 1h -o incident.tar.gz
     """
     from infersight.bundle import BundleError, check_target, write_bundle
-    from infersight.sources.pull import pull as run_pull
 
     try:
         length, step_s, end = parse_duration(since), parse_duration(step), parse_time(at)
@@ -164,18 +143,10 @@ def pull(
     conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
     client, catalog, wanted = conn.client(), load_catalog(mappings or []), _signal_list(signals)
     start = end - length
-    windows: dict[str, MetricFrame] = {}
-    report: dict[str, Any] = {}
-    missing: dict[str, str] = {}
-    for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
-        with progress_bar(f"pulling {name}", enabled=not as_json) as update:
-            res = run_pull(
-                client, catalog, start - shift, end - shift, step_s, wanted, rate_window, update
-            )
-        windows[name] = res.frame
-        report[name] = res.to_dict()
-        if name == INCIDENT:
-            missing = dict(res.missing)
+    pulled = pull_windows(
+        client, catalog, end, length, step_s, shifts, as_json, wanted, rate_window
+    )
+    windows, missing, report = pulled.windows, pulled.missing, pulled.reports
     if not windows[INCIDENT].signals:
         fail(
             f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
