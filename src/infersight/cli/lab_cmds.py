@@ -35,9 +35,13 @@ def scenarios(as_json: JsonOpt = False) -> None:
     table.add_column("scenario", no_wrap=True)
     table.add_column("root causes", overflow="fold")
     table.add_column("seed §", no_wrap=True)
+    table.add_column("dialects", overflow="fold")
     table.add_column("what happens", overflow="fold")
     for r in rows:
-        table.add_row(r["name"], ", ".join(r["roots"]) or "-", r["seed_section"], r["description"])
+        engines = ", ".join(r["engines"]) if r["engines"] else "all"
+        table.add_row(
+            r["name"], ", ".join(r["roots"]) or "-", r["seed_section"], engines, r["description"]
+        )
     console.print(table)
 
 

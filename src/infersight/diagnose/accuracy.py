@@ -11,6 +11,8 @@ missing in that dialect (`Rule.requires`, every signal it reads when it declares
 metric in a C++ server, no pool metric in vLLM) is "not observable in this dialect": it is
 reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
 a miss — the right answer there is "inconclusive, signal X missing".
+A scenario whose cause cannot happen in a server of that dialect (GC pauses in a Rust or C++
+server) is not run in it at all; the report lists those cells with the reason.
 Each (scenario, seed) is simulated once and read through every dialect; `jobs` processes
 share the (scenario, seed) pairs.
 """
@@ -27,6 +29,7 @@ from infersight.diagnose.kb import load_kb
 from infersight.diagnose.scenario_windows import alert_time, healthy_times, windows_at
 from infersight.lab.sim import list_scenarios, simulate
 from infersight.lab.sim.dialects import DIALECTS
+from infersight.lab.sim.scenarios import get_scenario
 
 Progress = Callable[[str, float], None]
 
@@ -57,6 +60,8 @@ class Case:
 @dataclass
 class AccuracyReport:
     cases: list[Case] = field(default_factory=list)
+    #: (scenario, dialect) → why the scenario's cause cannot happen in that server
+    not_applicable: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def faulty(self) -> list[Case]:
         """Incident cases whose true roots the dialect can show (the ones AC@k is over)."""
@@ -99,12 +104,20 @@ class AccuracyReport:
         ]
         for sc in sorted({c.scenario for c in self.cases if c.truth}):
             truth = next(c.truth for c in self.cases if c.scenario == sc)
-            per = " | ".join(_fmt(self.ac(1, sc, d)) for d in dialects)
+            per = " | ".join(
+                "n/a" if (sc, d) in self.not_applicable else _fmt(self.ac(1, sc, d))
+                for d in dialects
+            )
             lines.append(
                 f"| {sc} | {', '.join(truth)} | {_fmt(self.ac(1, sc))} | {_fmt(self.ac(3, sc))} "
                 f"| {per} |"
             )
         lines += self._unobservable_lines()
+        if self.not_applicable:
+            lines += ["", "Not run (the cause cannot happen in a server of that dialect):", ""]
+            lines += [
+                f"- {sc} in {d}: {why}" for (sc, d), why in sorted(self.not_applicable.items())
+            ]
         misses = [c for c in self.faulty() if not c.hit(3)]
         if misses:
             lines += ["", "Misses at AC@3 (scenario, seed, dialect → predicted):", ""]
@@ -159,6 +172,8 @@ def _one(
     ats = [alert_time(res)] if res.truth.roots else healthy_times(res, healthy_moments)
     out = []
     for d in ds:
+        if not get_scenario(name).applies_to(d):
+            continue
         store = res.raw(d)
         for at in ats:
             t = time.perf_counter()
@@ -194,8 +209,12 @@ def run_accuracy(
     """Diagnose every scenario × seed × dialect; see the module docstring."""
     names = list(scenarios) if scenarios else [s["name"] for s in list_scenarios()]
     ds = list(dialects) if dialects else list(DIALECTS)
-    pairs = [(n, seed) for n in names for seed in range(seeds)]
+    runnable = [n for n in names if any(get_scenario(n).applies_to(d) for d in ds)]
+    pairs = [(n, seed) for n in runnable for seed in range(seeds)]
     report = AccuracyReport()
+    for n in names:
+        sc = get_scenario(n)
+        report.not_applicable.update({(n, d): sc.engines_why for d in ds if not sc.applies_to(d)})
     if jobs <= 1:
         for i, (n, seed) in enumerate(pairs):
             report.cases += _one(n, seed, ds, instances, healthy_moments)

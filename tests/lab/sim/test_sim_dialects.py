@@ -110,3 +110,33 @@ def test_sim_bundle_is_shaped_like_a_pull(tmp_path: Path) -> None:
         run_cli("vector_db_swap", 1, 2, 3, "vllm", out)
     with pytest.raises(ValueError, match="dialect"):
         run_cli("vector_db_swap", 1, 2, 3, "canonical", tmp_path / "x.om")
+
+
+def test_scenario_refused_in_a_dialect_where_its_cause_cannot_happen(tmp_path: Path) -> None:
+    from infersight.lab.sim.scenarios import NotApplicableError, get_scenario
+
+    out = tmp_path / "gc.tar.gz"
+    with pytest.raises(NotApplicableError, match=r"Rust.*choose --dialect native or vllm"):
+        run_cli("gc_pauses", 1, 2, 0, "tgi", out)
+    assert not out.exists()
+    sc = get_scenario("threadpool_too_large")
+    assert sc.applies_to("native") and sc.applies_to("canonical")
+    assert not any(sc.applies_to(d) for d in ("vllm", "tgi", "triton"))
+    assert all(get_scenario("vector_db_swap").applies_to(d) for d in DIALECTS)
+
+
+def test_lab_sim_cli_says_why_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "x.om"
+    cmd = ["lab", "sim", "-s", "gc_pauses", "-d", "triton", "-o", str(out)]
+    res = subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", *cmd],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip().count("\n") == 0
+    assert "does not apply to the triton dialect" in res.stderr
+    assert not out.exists()

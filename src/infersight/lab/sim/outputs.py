@@ -11,6 +11,7 @@ import numpy as np
 from infersight.frame import MetricFrame
 from infersight.lab.sim.dialects import DIALECTS, emit
 from infersight.lab.sim.run import Progress, SimResult, simulate
+from infersight.lab.sim.scenarios import check_applies
 from infersight.windows import cut_windows
 
 TRUTH_ARTIFACT = "truth.json"
@@ -96,6 +97,7 @@ def run_cli(
     """
     if dialect != "canonical" and dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {DIALECTS}")
+    check_applies(scenario, dialect)
     target = Path(out)
     text = target.suffix in OPENMETRICS_SUFFIXES
     if text and dialect == "canonical":

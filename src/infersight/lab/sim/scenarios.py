@@ -26,6 +26,13 @@ class Scenario:
     contributing: tuple[str, ...] = ()
     #: hour of day the run should reach its onset around (the 02:17 incident)
     anchor_hour: float | None = None
+    #: the engine dialects the cause can happen in (empty: all), and why not in the others
+    engines: tuple[str, ...] = ()
+    engines_why: str = ""
+
+    def applies_to(self, dialect: str) -> bool:
+        """Whether this cause exists in a server of that dialect (`canonical`: always)."""
+        return not self.engines or dialect == "canonical" or dialect in self.engines
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +42,8 @@ class Scenario:
             "layer": self.layer,
             "seed_section": self.seed_section,
             "description": self.description,
+            "engines": list(self.engines) or None,
+            "engines_why": self.engines_why or None,
         }
 
 
@@ -49,7 +58,11 @@ def _s(
 ) -> Scenario:
     contributing = tuple(config.pop("contributing", ()))
     anchor = config.pop("anchor_hour", None)
-    return Scenario(name, roots, layer, seed, description, fault, config, contributing, anchor)
+    engines = tuple(config.pop("engines", ()))
+    why = config.pop("engines_why", "")
+    return Scenario(
+        name, roots, layer, seed, description, fault, config, contributing, anchor, engines, why
+    )
 
 
 _ALL = [
@@ -125,6 +138,10 @@ _ALL = [
         "3.3",
         "A huge thread pool admits every request at once: VRAM and CPU pressure, OOM in bursts.",
         faults.threadpool_too_large,
+        engines=("native",),
+        engines_why="vLLM, TGI and Triton have no request thread pool to oversize: their "
+        "admission knob is the batch or sequence cap (max_batch_too_large) or, in Triton, the "
+        "model instance count (too_few_model_instances)",
     ),
     _s(
         "threadpool_too_small",
@@ -242,6 +259,8 @@ _ALL = [
         "5.2",
         "Full garbage collections grow long and frequent; every thread stops with them.",
         faults.gc_pauses,
+        engines=("native", "vllm"),
+        engines_why="TGI's router (Rust) and Triton (C++) have no garbage collector",
     ),
     _s(
         "incident_0217",
@@ -261,6 +280,19 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in _ALL}
 class UnknownScenarioError(KeyError):
     def __str__(self) -> str:
         return f"unknown scenario {self.args[0]!r}; `list_scenarios()` names the known ones"
+
+
+class NotApplicableError(ValueError):
+    """The scenario's cause cannot happen in a server of that dialect."""
+
+
+def check_applies(name: str, dialect: str) -> None:
+    sc = get_scenario(name)
+    if not sc.applies_to(dialect):
+        raise NotApplicableError(
+            f"scenario {name} does not apply to the {dialect} dialect ({sc.engines_why}); "
+            f"choose --dialect {' or '.join(sc.engines)}"
+        )
 
 
 def get_scenario(name: str) -> Scenario:

@@ -1,0 +1,47 @@
+"""The accuracy harness: how cases are scored, and what the report says about cells left out."""
+
+from __future__ import annotations
+
+from infersight.diagnose.accuracy import AccuracyReport, Case, run_accuracy
+
+
+def _case(truth: tuple[str, ...], predicted: tuple[str, ...], **kw: object) -> Case:
+    args: dict[str, object] = {"scenario": "s", "seed": 0, "dialect": "vllm", "seconds": 0.1}
+    args.update(kw)
+    return Case(truth=truth, predicted=predicted, **args)  # type: ignore[arg-type]
+
+
+def test_hit_at_k_single_and_compound_roots() -> None:
+    assert _case(("a",), ("b", "a")).hit(3) and not _case(("a",), ("b", "a")).hit(1)
+    both = _case(("a", "b"), ("b", "c", "a"))
+    assert both.hit(3) and not both.hit(1)  # k is at least the number of true roots
+    assert not _case(("a", "b"), ("b", "c", "d", "a")).hit(3)
+    assert _case((), ()).hit(1) and not _case((), ("x",)).hit(1)
+
+
+def test_unobservable_cases_are_reported_apart_not_scored() -> None:
+    rep = AccuracyReport(
+        [
+            _case(("a",), ("a",)),
+            _case(("a",), ("x",), dialect="tgi", missing=("service.gc_pause_ratio",)),
+        ]
+    )
+    assert rep.ac(1) == 1.0 and len(rep.unobservable()) == 1
+    text = rep.to_markdown()
+    assert "1 observable incident cases (1 more not observable" in text
+    assert "| s | tgi | 1 | service.gc_pause_ratio | x |" in text
+
+
+def test_not_applicable_cells_are_not_run_and_say_why() -> None:
+    rep = run_accuracy(seeds=1, dialects=["tgi", "triton"], scenarios=["gc_pauses"])
+    assert rep.cases == []
+    assert set(rep.not_applicable) == {("gc_pauses", "tgi"), ("gc_pauses", "triton")}
+    assert "no garbage collector" in rep.not_applicable[("gc_pauses", "tgi")]
+
+
+def test_one_real_cell_end_to_end() -> None:
+    rep = run_accuracy(seeds=1, dialects=["triton"], scenarios=["unbounded_queue"])
+    (case,) = rep.cases
+    assert case.observable, case.missing  # Triton's cumulative queue time decides it
+    assert case.predicted[:1] == ("unbounded_queue",)
+    assert "n/a" not in rep.to_markdown()
