@@ -23,13 +23,15 @@ def test_unobservable_cases_are_reported_apart_not_scored() -> None:
     rep = AccuracyReport(
         [
             _case(("a",), ("a",)),
-            _case(("a",), ("x",), dialect="tgi", missing=("service.gc_pause_ratio",)),
+            _case(
+                ("a",), ("x",), dialect="tgi", missing=("service.gc_pause_ratio",), unchecked=("a",)
+            ),
         ]
     )
     assert rep.ac(1) == 1.0 and len(rep.unobservable()) == 1
     text = rep.to_markdown()
     assert "1 observable incident cases (1 more not observable" in text
-    assert "| s | tgi | 1 | service.gc_pause_ratio | x |" in text
+    assert "| s | tgi | 1 | service.gc_pause_ratio | x | 1 of 1 |" in text
 
 
 def test_not_applicable_cells_are_not_run_and_say_why() -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+from diagnose_frames import ONSET
 from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
-from infersight.diagnose.chain import chain, edges, roots
+from infersight.diagnose.chain import LATE_S, chain, edges, roots
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.rank import Candidate, order
+from infersight.frame import MetricFrame, SignalSeries
 
 NODES = ("node-0", "node-1", "node-2", "node-3")
 
@@ -88,3 +92,61 @@ def test_roots_skip_explained_causes_and_rank_by_onset_then_strength() -> None:
     assert [c.id for c in order([late, early])] == ["a", "b"]
     tie = Candidate("c", 60.0, 0.9)
     assert [c.id for c in order([early, tie])] == ["c", "a"]
+
+
+def test_a_cause_that_began_well_after_its_effect_does_not_explain_it() -> None:
+    kb = load_kb()
+    rules = {r: kb.get(r) for r in ("max_batch_too_large", "vram_oom_cascade")}
+    conf = {k: v for k, v in rules.items() if v is not None}
+    in_order = edges(conf, {"max_batch_too_large": 0.0, "vram_oom_cascade": 120.0})
+    assert roots(conf, in_order) == ["max_batch_too_large"]
+    # batches swelled 20 min after the OOMs began: they are the cascade's backlog, not its cause
+    late = edges(conf, {"max_batch_too_large": 1260.0 + LATE_S, "vram_oom_cascade": 1200.0})
+    assert "vram_oom_cascade" not in late["max_batch_too_large"]
+    assert set(roots(conf, late)) == {"max_batch_too_large", "vram_oom_cascade"}
+    # within the tolerance (detectors date ramps late) the edge stays
+    near = edges(conf, {"max_batch_too_large": 1200.0 + LATE_S, "vram_oom_cascade": 1201.0})
+    assert "vram_oom_cascade" in near["max_batch_too_large"]
+
+
+def _outage_frame(down_steps: int, back: bool) -> dict[str, MetricFrame]:
+    f = _frame(_vector_incident())
+    up = np.ones((len(NODES), f.n))
+    end = ONSET + 5 + down_steps
+    up[1, ONSET + 5 : end if back else f.n] = 0.0
+    restarts = np.zeros_like(up)
+    if back:
+        restarts[1, end : end + 5] = 1.0
+    series = dict(f.series)
+    series["infra.target_up"] = SignalSeries(NODES, up)
+    series["service.restarts"] = SignalSeries(NODES, restarts)
+    return {"incident": MetricFrame(f.start, f.step, f.n, series)}
+
+
+def test_outage_state_reads_how_long_a_restart_took_to_serve() -> None:
+    from infersight.detect import detect
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.context import Context
+    from infersight.diagnose.kb import Condition
+
+    cond = Condition(signal="infra.target_up", state="outage", level=90)
+
+    def held(down_steps: int, back: bool) -> tuple[bool | None, str]:
+        w = _outage_frame(down_steps, back)
+        ctx = Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",))
+        o = eval_condition(ctx, cond, None)
+        return o.truth, " ".join(e.statement for e in o.evidence)
+
+    truth, text = held(4, back=True)  # 4 one-minute samples down, then up again
+    assert truth is True and "node-1 was down (up = 0) for 4 min" in text and "came back" in text
+    assert held(1, back=True)[0] is False  # a reload from local disk
+    assert held(30, back=False)[0] is False  # still down: that is `absent`, not a slow start
+
+
+def test_outage_state_reads_its_own_signal() -> None:
+    from infersight.diagnose.kb import Condition
+
+    with pytest.raises(ValueError, match=r"reads infra\.target_up"):
+        Condition(signal="service.restarts", state="outage", level=90)
+    with pytest.raises(ValueError, match="needs a level"):
+        Condition(signal="infra.target_up", state="outage")

@@ -64,12 +64,46 @@ def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> 
     assert [r.hypothesis for r in dx.root_causes][:1] == [scenario], dx.summary
 
 
-def test_missing_signal_is_inconclusive_not_a_guess() -> None:
-    """vLLM exports no thread-pool metric: a too-large pool is inconclusive, naming it."""
-    dx = _diag("threadpool_too_large")
-    h = dx.hypothesis("threadpool_too_large")
+def test_missing_signal_is_inconclusive_and_named_upstream() -> None:
+    """vLLM's stack exports no per-key cache loads: the stampede cannot be decided. The vector
+    DB it overloads is slow, and the report names the stampede as a possible cause upstream of
+    that root which could not be checked, with the signal to add."""
+    dx = _diag("cache_stampede")
+    h = dx.hypothesis("cache_stampede")
     assert h is not None and h.verdict == "inconclusive"
-    assert "service.threadpool_busy_ratio" in h.missing_signals
+    assert "dependency.cache_concurrent_loads" in h.missing_signals
+    assert "vector_db_slow" in [r.hypothesis for r in dx.root_causes]
+    (u,) = [u for u in dx.unchecked_causes if u.hypothesis == "cache_stampede"]
+    assert "vector_db_slow" in u.would_explain
+    assert u.missing == ("dependency.cache_concurrent_loads",)
+    assert "Could not check Cache stampede" in dx.summary
+    assert any("dependency.cache_concurrent_loads" in a for a in dx.next_actions[:4])
+
+
+def test_native_metrics_decide_the_stampede_and_name_nothing_unchecked() -> None:
+    dx = _diag("cache_stampede", "native")
+    assert [r.hypothesis for r in dx.root_causes][:1] == ["cache_stampede"]
+    assert not any(u.hypothesis == "cache_stampede" for u in dx.unchecked_causes)
+
+
+@pytest.mark.parametrize("dialect", ["vllm", "tgi"])
+def test_cold_start_without_a_load_time_metric(dialect: str) -> None:
+    """vLLM and TGI do not export the model load time; a restarted target that took minutes to
+    answer its scrapes again is the load."""
+    dx = _diag("model_cold_start", dialect)
+    assert [r.hypothesis for r in dx.root_causes][:1] == ["model_cold_start"], dx.summary
+    h = dx.hypothesis("model_cold_start")
+    assert h is not None
+    assert any(e.signal == "infra.target_up" and "came back" in e.statement for e in h.evidence)
+
+
+@pytest.mark.parametrize("dialect", ["tgi", "triton"])
+def test_oom_cascade_from_counter_resets(dialect: str) -> None:
+    """No OOM counter and no process start time: restarts are read from counter resets."""
+    dx = _diag("vram_oom_cascade", dialect)
+    assert [r.hypothesis for r in dx.root_causes][:1] == ["vram_oom_cascade"], dx.summary
+    h = dx.hypothesis("vram_oom_cascade")
+    assert h is not None and any(e.signal == "service.restarts" for e in h.evidence)
 
 
 @pytest.mark.parametrize("dialect", ["vllm", "triton", "tgi", "native"])

@@ -1,8 +1,8 @@
 """A minimal JSON Schema validator for the subset diagnosis.schema.json uses.
 
 Keywords: type (name or list), properties, required, additionalProperties (bool or schema),
-items, enum, const, minimum, maximum, exclusiveMinimum, $ref to "#/$defs/<name>". Any other
-keyword is an error, so the schema cannot silently use something this does not check.
+items, minItems, enum, const, minimum, maximum, exclusiveMinimum, $ref to "#/$defs/<name>". Any
+other keyword is an error, so the schema cannot silently use something this does not check.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _KNOWN = {
     "$schema", "$id", "$defs", "$ref", "title", "description", "type", "properties",
     "required", "additionalProperties", "items", "enum", "const", "minimum", "maximum",
-    "exclusiveMinimum",
+    "exclusiveMinimum", "minItems",
 }  # fmt: skip
 
 
@@ -66,6 +66,8 @@ def errors(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str =
                 out.append(f"{path}: unexpected {k!r}")
             elif isinstance(extra, dict):
                 out += errors(v, extra, root, f"{path}.{k}")
+    if isinstance(value, list) and len(value) < schema.get("minItems", 0):
+        out.append(f"{path}: {len(value)} items, fewer than {schema['minItems']}")
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
             out += errors(v, schema["items"], root, f"{path}[{i}]")

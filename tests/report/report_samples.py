@@ -13,6 +13,7 @@ from infersight.diagnose.result import (
     Evidence,
     HypothesisResult,
     RootCause,
+    UncheckedCause,
     UnexplainedChange,
 )
 from infersight.frame import FloatArray, MetricFrame, SignalSeries
@@ -163,6 +164,8 @@ def incident() -> Diagnosis:
                                        ONSET + 300, 6.1 * 2**30, 7.9 * 2**30),),
         next_actions=NEXT, missing_signals=MISSING,
         source={"kind": "bundle", "path": "incident-0217.isb"},
+        unchecked_causes=(UncheckedCause("disk_io", ("vector_db_swap",),
+                                         ("infra.disk_await", "infra.io_pressure")),),
     )  # fmt: skip
 
 

@@ -29,8 +29,8 @@ def test_incident_sections_and_plots() -> None:
             assert escape(e.statement) in page
     for text in ("20 ms → 800 ms", "95% → 60%", "380 ms → 4.1 s", "0.1% → 5%", "86%", "74%"):
         assert text in page
-    for sid in ("scope", "roots", "evidence", "ruled-out", "unchecked", "unexplained", "next",
-                "missing"):  # fmt: skip
+    for sid in ("scope", "roots", "evidence", "upstream-unchecked", "ruled-out", "unchecked",
+                "unexplained", "next", "missing"):  # fmt: skip
         assert f'id="{sid}"' in page, sid
     for a in d.next_actions:
         assert escape(a) in page

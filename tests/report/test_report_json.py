@@ -41,7 +41,9 @@ def test_schema_catches_what_it_should() -> None:
         return validate(doc, schema)
 
     assert broken(lambda d: d.pop("root_causes"))
-    assert broken(lambda d: d.update(schema_version=2))
+    assert broken(lambda d: d.update(schema_version=SCHEMA_VERSION + 1))
+    assert broken(lambda d: d.pop("unchecked_causes"))
+    assert broken(lambda d: d["unchecked_causes"][0].update(would_explain=[]))
     assert broken(lambda d: d["hypotheses"][0].update(verdict="maybe"))
     assert broken(lambda d: d["hypotheses"][0]["evidence"][0].update(supports="yes"))
     assert broken(lambda d: d["hypotheses"][0]["evidence"][0].update(extra=1))
@@ -61,6 +63,20 @@ def test_schema_lists_every_field_of_the_dataclasses() -> None:
     assert set(schema["$defs"]["evidence"]["properties"]) == set(vars(h.evidence[0]))
     assert set(schema["$defs"]["root_cause"]["properties"]) == set(vars(incident().root_causes[0]))
     assert set(schema["$defs"]["unexplained"]["properties"]) == set(vars(incident().unexplained[0]))
+    assert set(schema["$defs"]["unchecked_cause"]["properties"]) == set(
+        vars(incident().unchecked_causes[0])
+    )
+
+
+def test_reads_a_version_1_document() -> None:
+    """Version 1 had no unchecked causes; such a file still loads."""
+    doc = json.loads(render_json(incident()))
+    doc.pop("unchecked_causes")
+    doc["schema_version"] = 1
+    d = Diagnosis.from_dict(doc)
+    assert d.unchecked_causes == () and d.root_causes == incident().root_causes
+    with pytest.raises(ValueError, match="schema version 0"):
+        Diagnosis.from_dict({**doc, "schema_version": 0})
 
 
 def test_non_finite_numbers_become_null() -> None:

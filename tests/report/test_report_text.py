@@ -52,6 +52,11 @@ def test_incident_shows_every_section(name: str) -> None:
     assert "Ruled out" in out and "GPU thermal throttling" in out
     assert "GPU temperature 66 °C, below the 80 °C throttle point (64 °C before)" in out
     assert "Could not be checked" in out
+    assert "Possible upstream causes that could not be checked" in out
+    assert (
+        "Log disk I/O stalls (disk_io) would explain Vector DB index swapped out of RAM; "
+        "missing infra.disk_await, infra.io_pressure" in out
+    )
     for sig in ("inference.model_load_time", "infra.disk_await", "infra.io_pressure"):
         assert sig in out
     assert "Resident memory on infer-2 grew from 6.1 GiB to 7.9 GiB" in out

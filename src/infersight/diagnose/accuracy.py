@@ -10,7 +10,8 @@ A case whose true root the engine marks *inconclusive* because signals the rule 
 missing in that dialect (`Rule.requires`, every signal it reads when it declares none: no GC
 metric in a C++ server, no pool metric in vLLM) is "not observable in this dialect": it is
 reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
-a miss — the right answer there is "inconclusive, signal X missing".
+a miss — the right answer there is "inconclusive, signal X missing", and the report counts the
+cases where the engine names that root as a possible upstream cause it could not check.
 A scenario whose cause cannot happen in a server of that dialect (GC pauses in a Rust or C++
 server) is not run in it at all; the report lists those cells with the reason.
 Each (scenario, seed) is simulated once and read through every dialect; `jobs` processes
@@ -43,6 +44,7 @@ class Case:
     predicted: tuple[str, ...]
     seconds: float
     missing: tuple[str, ...] = ()  # signals the true root needed and the dialect lacks
+    unchecked: tuple[str, ...] = ()  # causes named as "could not be checked", upstream of a root
 
     @property
     def observable(self) -> bool:
@@ -149,13 +151,18 @@ class AccuracyReport:
             'AC@k; the engine answers "inconclusive" for the true root, naming the missing '
             "signals):",
             "",
-            "| scenario | dialect | cases | missing signals | top root claimed instead |",
-            "|---|---|---|---|---|",
+            "| scenario | dialect | cases | missing signals | top root claimed instead "
+            "| true root named as could-not-check cause |",
+            "|---|---|---|---|---|---|",
         ]
         for (sc, d), cs in sorted(cells.items()):
             miss = sorted({m for c in cs for m in c.missing})
             claimed = sorted({c.predicted[0] for c in cs if c.predicted}) or ["none"]
-            out.append(f"| {sc} | {d} | {len(cs)} | {', '.join(miss)} | {', '.join(claimed)} |")
+            named = sum(1 for c in cs if set(c.truth) <= set(c.unchecked))
+            out.append(
+                f"| {sc} | {d} | {len(cs)} | {', '.join(miss)} | {', '.join(claimed)} "
+                f"| {named} of {len(cs)} |"
+            )
         return out
 
 
@@ -192,6 +199,7 @@ def _one(
                     tuple(r.hypothesis for r in dx.root_causes),
                     time.perf_counter() - t,
                     tuple(sorted(set(missing))),
+                    tuple(u.hypothesis for u in dx.unchecked_causes),
                 )
             )
     return out

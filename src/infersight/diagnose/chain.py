@@ -1,6 +1,8 @@
 """Linking confirmed hypotheses: who explains whom, which are roots, and each root's chain.
 
-An edge a → b exists when rule a lists b in `explains` and both are confirmed. A root is a
+An edge a → b exists when rule a lists b in `explains`, both are confirmed and a did not begin
+well after b (more than `LATE_S`): a cause does not start after its effect (seed §5 reads the
+02:17 incident in the order things happened). A root is a
 confirmed cause (not a symptom) that no other confirmed cause explains. A root's chain is the
 longest path through confirmed hypotheses from it (ties: the one reaching a user-facing
 symptom), so the 02:17 incident reads vector_db_swap → queue_backlog → vram_pressure →
@@ -15,11 +17,22 @@ from infersight.diagnose.kb import Rule
 
 #: Symptoms the user sees; a chain that ends in one of these is preferred.
 USER_FACING = ("latency_high", "errors_high", "throughput_low")
+#: A would-be cause whose onset is this much later than its effect's does not explain it.
+LATE_S = 900.0
 
 
-def edges(confirmed: Mapping[str, Rule]) -> dict[str, list[str]]:
+def edges(
+    confirmed: Mapping[str, Rule], onsets: Mapping[str, float | None] | None = None
+) -> dict[str, list[str]]:
+    """a → b for every b that a's rule explains, unless a began more than LATE_S after b."""
+    when = onsets or {}
+
+    def in_time(a: str, b: str) -> bool:
+        ta, tb = when.get(a), when.get(b)
+        return ta is None or tb is None or ta - tb <= LATE_S
+
     return {
-        rid: [t for t in rule.explains if t in confirmed and t != rid]
+        rid: [t for t in rule.explains if t in confirmed and t != rid and in_time(rid, t)]
         for rid, rule in confirmed.items()
     }
 

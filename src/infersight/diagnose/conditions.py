@@ -18,10 +18,11 @@ import numpy as np
 from infersight.detect import Anomaly
 from infersight.diagnose.capacity import Capacity, estimate
 from infersight.diagnose.context import Context
-from infersight.diagnose.evidence import from_anomaly, from_level, from_normal
+from infersight.diagnose.evidence import clock, from_anomaly, from_level, from_normal
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
 from infersight.frame import FloatArray
+from infersight.units import format_duration
 
 #: what `over_capacity` / `within_capacity` read besides the configured limit
 CAPACITY_INPUTS = ("inference.gpu_mem_used_bytes", "inference.gpu_mem_used_ratio")
@@ -70,6 +71,8 @@ def _test(
     sig = c.signal
     if c.state in ("over_capacity", "within_capacity"):
         return _capacity(ctx, c, inst)
+    if c.state == "outage":
+        return _outage(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):
         return _extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
@@ -117,6 +120,9 @@ def _test(
     if not holds:
         return False, None, None, 0.0
     onset = ctx.onset
+    if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
+        past = tail > level if c.state == "above" else tail < level
+        onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
 
 
@@ -142,10 +148,52 @@ def _extreme(
         holds = holds and abs(after - before) >= c.delta
     if not holds:
         return False, None, None, 0.0
-    at = k + int(np.nanargmax(tail) if c.stat == "max" else np.nanargmin(tail))
+    # dated by the first sample past the threshold, not by the peak: a burst's cause begins
+    # when the values leave their old range, and the peak can come many minutes later
+    bar = factor * max(before, 0.0) if c.state == "up" else before / factor
+    crossed = (tail >= bar) if c.state == "up" else (tail <= bar)
+    at = k + int(np.argmax(crossed))
     onset = ctx.frame.start + ctx.frame.step * at
     ev = from_level(ctx, c.signal, inst, c.stat, before, after, before * factor, onset)
     return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
+
+
+def _outage(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`outage`: the longest run of `up` 0 that ended (the target came back) since the split."""
+    row = ctx.row(c.signal, inst)
+    if row is None:
+        return False, None, None, 0.0
+    step, k = ctx.frame.step, ctx.split()
+    down = np.concatenate(([False], row < 0.5, [False]))  # NaN (no sample) is not "down"
+    edges = np.flatnonzero(np.diff(down.astype(np.int8)))
+    starts, ends = edges[0::2], edges[1::2]  # ends: the first sample up again
+    back = (ends < row.size) & (ends >= k) & (row[np.minimum(ends, row.size - 1)] >= 0.5)
+    if not np.any(back):
+        return False, None, None, 0.0
+    longest = int(np.argmax(np.where(back, ends - starts, -1)))
+    seconds = float(ends[longest] - starts[longest]) * step
+    if seconds < float(c.level or 0.0):
+        return False, None, None, 0.0
+    onset = ctx.frame.start + step * float(starts[longest])
+    ev = Evidence(
+        signal=c.signal,
+        instance=inst,
+        kind="event",
+        supports=True,
+        statement=(
+            f"{inst} was down (up = 0) for {format_duration(seconds)} from {clock(onset)} and "
+            f"came back: at least {format_duration(float(c.level or 0.0))} to serve again"
+        ),
+        window_start=onset,
+        window_end=onset + seconds,
+        baseline=float(c.level or 0.0),
+        observed=seconds,
+        unit="s",
+        onset=onset,
+    )
+    return True, ev, onset, min(10.0, 5.0 * seconds / max(float(c.level or 1.0), 1.0))
 
 
 def _capacity(

@@ -26,6 +26,7 @@ from infersight.diagnose.result import (
     Evidence,
     HypothesisResult,
     RootCause,
+    UncheckedCause,
     UnexplainedChange,
     Verdict,
 )
@@ -133,7 +134,8 @@ def diagnose(
     ctx = Context.build(frame, det, DEFAULT_USER_FACING)
     tried = [_try(ctx, rule) for rule in kb.in_layer_order()]
     confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
-    graph = chain_mod.edges(confirmed)
+    onsets = {t.rule.id: t.confirm.onset for t in tried if t.verdict == "confirmed"}
+    graph = chain_mod.edges(confirmed, onsets)
     back = chain_mod.explained_by(graph)
     results = {t.rule.id: _result(t, graph, back) for t in tried}
     root_ids = chain_mod.roots(confirmed, graph)
@@ -152,20 +154,50 @@ def diagnose(
     hyps = tuple(results[t.rule.id] for t in tried)
     healthy = not confirmed and not any(c.score >= UNHEALTHY_SHIFT for c in changes)
     missing = _missing(hyps)
+    unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, back)
     return Diagnosis(
         start=frame.start,
         end=frame.end,
         step=frame.step,
         healthy=healthy,
-        summary=summarize(healthy, roots, results, changes, det),
+        summary=summarize(healthy, roots, results, changes, det, unchecked),
         scope=det.scope.to_dict(),
         root_causes=roots,
         hypotheses=hyps,
         unexplained=tuple(changes),
-        next_actions=next_actions(roots, hyps, kb),
+        next_actions=next_actions(roots, hyps, kb, unchecked),
         missing_signals=missing,
         source=dict(source or {}),
+        unchecked_causes=unchecked,
     )
+
+
+def _unchecked(
+    kb: KnowledgeBase,
+    hyps: tuple[HypothesisResult, ...],
+    root_ids: list[str],
+    confirmed: Mapping[str, Rule],
+    back: Mapping[str, list[str]],
+) -> tuple[UncheckedCause, ...]:
+    """Inconclusive causes, undecidable on this data, that would explain a root or a confirmed
+    symptom nothing confirmed explains: a root found may only be their effect (a slow vector DB
+    under a cache stampede the data cannot show), so they are named with what is missing."""
+    heads = list(root_ids) + [
+        rid
+        for rid, rule in confirmed.items()
+        if rule.kind == "symptom" and not any(confirmed[b].kind == "cause" for b in back[rid])
+    ]
+    out: list[UncheckedCause] = []
+    for h in hyps:
+        rule = kb.get(h.id)
+        if h.verdict != "inconclusive" or rule is None or rule.kind != "cause":
+            continue
+        targets = tuple(t for t in heads if t in rule.explains)
+        missing = tuple(rule.unobservable(h.missing_signals))
+        if targets and missing:
+            out.append(UncheckedCause(h.id, targets, missing))
+    rank = {rid: i for i, rid in enumerate(heads)}
+    return tuple(sorted(out, key=lambda u: min(rank[t] for t in u.would_explain)))
 
 
 def _missing(hyps: tuple[HypothesisResult, ...]) -> dict[str, str]:

@@ -22,10 +22,12 @@ from infersight.signals import Layer, all_signals
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event", "over_capacity", "within_capacity",
+    "event", "over_capacity", "within_capacity", "outage",
 ]  # fmt: skip
 #: the capacity states compare this configured limit with what the card holds
 CAPACITY_SIGNAL = "service.concurrency_limit"
+#: `outage` reads a target's `up`
+UP_SIGNAL = "infra.target_up"
 Where = Literal["any", "same", "other"]
 Kind = Literal["cause", "symptom"]
 
@@ -56,6 +58,9 @@ class Condition(BaseModel):
     runtime). `over_capacity` holds where the limit exceeds `factor` (default 2) × V/M,
     `within_capacity` where it does not; unknown where those inputs are missing or too flat to
     fit.
+    `outage` (on `infra.target_up` only, seed §4.3): the target was down (`up` 0) for at least
+    `level` seconds and came back since the incident began — a restart that took that long to
+    serve again (a model loading from remote storage); a target that stays down is `absent`.
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
@@ -82,13 +87,15 @@ class Condition(BaseModel):
     def _check(self) -> Condition:
         if self.signal not in all_signals():
             raise ValueError(f"unknown signal {self.signal!r}")
-        if self.state in ("above", "below") and self.level is None:
+        if self.state in ("above", "below", "outage") and self.level is None:
             raise ValueError(f"state {self.state!r} needs a level")
         if self.stat != "median" and self.state not in ("above", "below", "up", "down"):
             raise ValueError(f"stat {self.stat} applies to above/below/up/down")
         capacity = self.state in ("over_capacity", "within_capacity")
         if self.factor is not None and self.state not in ("up", "down", "outlier") and not capacity:
             raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
+        if self.state == "outage" and self.signal != UP_SIGNAL:
+            raise ValueError(f"state 'outage' reads {UP_SIGNAL}, not {self.signal!r}")
         if capacity and self.signal != CAPACITY_SIGNAL:
             raise ValueError(f"state {self.state!r} reads {CAPACITY_SIGNAL}, not {self.signal!r}")
         if capacity and self.level is not None and not 0.0 < self.level <= 1.0:

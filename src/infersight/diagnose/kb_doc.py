@@ -6,6 +6,7 @@ fires (and what refutes it), what it explains, and what to do.
 
 from __future__ import annotations
 
+from infersight.diagnose.chain import LATE_S
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
 
 
@@ -23,6 +24,10 @@ def _cond(c: Condition) -> str:
         if c.min_share > 0:
             parts.append(f"on ≥ {c.min_share:.0%} of instances")
         return " ".join(parts)
+    if c.state == "outage":
+        return f"`{c.signal}` 0 for ≥ {c.level:g} s, then back (a restart that slow to serve)" + (
+            f" on the {c.where} instances" if c.where != "any" else ""
+        )
     parts = [f"`{c.signal}` {c.state.replace('_', ' ')}"]
     if c.factor is not None:
         parts.append(f"by ≥ {c.factor:g}×")
@@ -96,9 +101,17 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "began exceeds the level and what came before; `over capacity`/`within capacity` — the "
         "configured concurrency limit against V/M, the requests the card holds, estimated from "
         "the window (M: VRAM per in-flight request, V: the card's usable VRAM less weights and "
-        "runtime; seed §3.3). `same`: on the instances the group's "
+        "runtime; seed §3.3); `outage` — a target down at least the level in seconds that came "
+        "back (a restart slow to serve). `same`: on the instances the group's "
         "first condition matched; `other`: on the rest. Users add rules with "
         "`load_kb([folder])`.",
+        "",
+        "Causes are linked by **Explains** only in time order: a cause that began more than "
+        f"{LATE_S / 60:g} min after what it would explain does not explain it. An inconclusive "
+        "cause that cannot be decided on the data (its required signals are missing) and would "
+        "explain a "
+        "root is reported as a possible upstream cause that could not be checked, with the "
+        "signal to add.",
     ]
     for kind, title in (("cause", "Causes"), ("symptom", "Symptoms")):
         out += ["", f"## {title}"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: versions `from_dict` reads (1 had no `unchecked_causes`)
+READABLE_VERSIONS = (1, 2)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -59,6 +61,17 @@ class RootCause:
 
 
 @dataclass(frozen=True)
+class UncheckedCause:
+    """A cause that would explain a root (or a symptom no confirmed cause explains) and that
+    this data cannot decide: the signals its rule requires are missing. The root may be its
+    effect, so it is named, with what to add to check it, rather than left in the long list."""
+
+    hypothesis: str  # id of the inconclusive hypothesis
+    would_explain: tuple[str, ...]  # confirmed hypothesis ids it would be upstream of
+    missing: tuple[str, ...]  # the required signals the data lacks
+
+
+@dataclass(frozen=True)
 class UnexplainedChange:
     """An anomalous signal no confirmed hypothesis accounts for (statistical fallback)."""
 
@@ -86,6 +99,7 @@ class Diagnosis:
     next_actions: tuple[str, ...] = ()
     missing_signals: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
+    unchecked_causes: tuple[UncheckedCause, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     def hypothesis(self, hid: str) -> HypothesisResult | None:
@@ -99,10 +113,10 @@ class Diagnosis:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        if data.get("schema_version") != SCHEMA_VERSION:
+        if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
-                f"diagnosis schema version {data.get('schema_version')!r} is not "
-                f"{SCHEMA_VERSION}; re-run `infersight diagnose` with this version"
+                f"diagnosis schema version {data.get('schema_version')!r} is not one of "
+                f"{READABLE_VERSIONS}; re-run `infersight diagnose` with this version"
             )
         hyps = tuple(
             HypothesisResult(
@@ -132,4 +146,8 @@ class Diagnosis:
             next_actions=tuple(data["next_actions"]),
             missing_signals=dict(data["missing_signals"]),
             source=dict(data["source"]),
+            unchecked_causes=tuple(
+                UncheckedCause(u["hypothesis"], tuple(u["would_explain"]), tuple(u["missing"]))
+                for u in data.get("unchecked_causes", [])
+            ),
         )

@@ -6,7 +6,12 @@ from collections.abc import Mapping, Sequence
 
 from infersight.detect import DetectionResult
 from infersight.diagnose.kb import KnowledgeBase
-from infersight.diagnose.result import HypothesisResult, RootCause, UnexplainedChange
+from infersight.diagnose.result import (
+    HypothesisResult,
+    RootCause,
+    UncheckedCause,
+    UnexplainedChange,
+)
 from infersight.units import format_duration
 
 MAX_CHECKS = 8
@@ -18,6 +23,7 @@ def summarize(
     results: Mapping[str, HypothesisResult],
     changes: Sequence[UnexplainedChange],
     det: DetectionResult,
+    unchecked: Sequence[UncheckedCause] = (),
 ) -> str:
     span = format_duration(det.end - det.start)
     if healthy:
@@ -43,6 +49,11 @@ def summarize(
             parts.append("Symptoms confirmed (" + "; ".join(symptoms) + ") but no known cause.")
         else:
             parts.append("No known failure mode confirmed.")
+    for u in unchecked[:2]:
+        parts.append(
+            f"Could not check {results[u.hypothesis].title} (missing {', '.join(u.missing)}), "
+            f"which would explain {', '.join(u.would_explain)}."
+        )
     if changes:
         top = changes[0]
         more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
@@ -54,9 +65,13 @@ def summarize(
 
 
 def next_actions(
-    roots: Sequence[RootCause], hyps: Sequence[HypothesisResult], kb: KnowledgeBase
+    roots: Sequence[RootCause],
+    hyps: Sequence[HypothesisResult],
+    kb: KnowledgeBase,
+    unchecked: Sequence[UncheckedCause] = (),
 ) -> tuple[str, ...]:
-    """Remedies and runbooks of the roots, then how to decide the inconclusive hypotheses."""
+    """Remedies and runbooks of the roots, then how to decide the inconclusive hypotheses
+    (first those that would explain a root)."""
     out: list[str] = []
     by_id = {h.id: h for h in hyps}
     for rc in roots:
@@ -65,12 +80,16 @@ def next_actions(
         if h.remedy:
             out.append(f"{h.title}: {h.remedy}{rb}")
     checks: dict[str, list[str]] = {}
+    for u in unchecked:
+        for s in u.missing:
+            checks.setdefault(s, []).append(u.hypothesis)
     for h in hyps:
         rule = kb.get(h.id)
         if h.verdict != "inconclusive" or rule is None or rule.kind != "cause":
             continue
         for s in h.missing_signals:
-            checks.setdefault(s, []).append(h.id)
+            if h.id not in checks.setdefault(s, []):
+                checks[s].append(h.id)
     for s, ids in list(checks.items())[:MAX_CHECKS]:
         how = ""
         for rid in ids:

@@ -169,6 +169,13 @@ def render_html(diagnosis: Diagnosis, windows: Mapping[str, MetricFrame] | None 
         body += [_root(r) for r in v.roots]
         body.append("</section>")
         body.append(_steps(v, windows))
+    body.append(
+        _list_section(
+            "upstream-unchecked",
+            "Possible upstream causes that could not be checked",
+            [_e(line) for line in v.unchecked],
+        )
+    )
     body.append(_hyp_section("confirmed", "Also confirmed", v.also_confirmed, "confirmed"))
     ruled = "Checked and ruled out" if d.healthy else "Ruled out"
     body.append(_hyp_section("ruled-out", ruled, v.refuted, "refuted"))

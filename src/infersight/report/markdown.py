@@ -112,6 +112,9 @@ def render_markdown(diagnosis: Diagnosis) -> str:
     out += _scope(v)
     if v.roots:
         out += _roots(v)
+    if v.unchecked:
+        out += ["## Possible upstream causes that could not be checked", ""]
+        out += [f"- {md(line)}" for line in v.unchecked] + [""]
     out += _hyps("Also confirmed", v.also_confirmed)
     out += _hyps("Checked and ruled out" if d.healthy else "Ruled out", v.refuted, refuted=True)
     out += _hyps("Could not be checked (data missing)", v.inconclusive)

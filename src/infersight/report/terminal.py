@@ -125,6 +125,9 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
         out.append(_heading("Root causes, chain and evidence"))
         for r in v.roots:
             out += [_root(r), Text("")]
+    if v.unchecked:
+        out.append(_heading("Possible upstream causes that could not be checked"))
+        out += [Text.assemble(("• ", "yellow"), line) for line in v.unchecked]
     out += _hypotheses("Also confirmed", v.also_confirmed)
     ruled = "Checked and ruled out" if d.healthy else "Ruled out"
     out += _hypotheses(ruled, v.refuted, refuted=True)

@@ -86,6 +86,8 @@ class ReportView:
     also_confirmed: tuple[HypothesisResult, ...]
     refuted: tuple[HypothesisResult, ...]
     inconclusive: tuple[HypothesisResult, ...]
+    #: one line each: causes upstream of a root that this data cannot decide
+    unchecked: tuple[str, ...] = ()
 
 
 def signal_unit(signal: str) -> str:
@@ -193,7 +195,9 @@ def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
     if roots:
         names = " and ".join(f"{r.title} ({r.confidence})" for r in roots)
         word = "Root cause" if len(roots) == 1 else f"{len(roots)} root causes"
-        return f"{word}: {names}."
+        upstream = [title_of(d, u.hypothesis) for u in d.unchecked_causes]
+        tail = f" Could not be checked upstream: {'; '.join(upstream)}." if upstream else ""
+        return f"{word}: {names}.{tail}"
     if d.unexplained:
         return "Something changed, but no known cause explains it; see unexplained changes."
     return "Anomalies found, but no root cause could be confirmed."
@@ -250,4 +254,14 @@ def build_view(d: Diagnosis) -> ReportView:
         also_confirmed=tuple(h for h in d.by_verdict("confirmed") if h.id not in in_chain),
         refuted=tuple(d.by_verdict("refuted")),
         inconclusive=tuple(d.by_verdict("inconclusive")),
+        unchecked=_unchecked(d),
+    )
+
+
+def _unchecked(d: Diagnosis) -> tuple[str, ...]:
+    return tuple(
+        f"{title_of(d, u.hypothesis)} ({u.hypothesis}) would explain "
+        f"{', '.join(title_of(d, t) for t in u.would_explain)}; missing "
+        f"{', '.join(u.missing)}"
+        for u in d.unchecked_causes
     )
