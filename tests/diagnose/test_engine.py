@@ -150,3 +150,41 @@ def test_outage_state_reads_its_own_signal() -> None:
         Condition(signal="service.restarts", state="outage", level=90)
     with pytest.raises(ValueError, match="needs a level"):
         Condition(signal="infra.target_up", state="outage")
+
+
+def test_peaks_are_not_read_from_just_after_a_restart() -> None:
+    """A crash-looping engine: the first readings after it comes back come from rates of
+    counters that restarted and outgrew their old values (a hidden reset), e.g. a mean batch of
+    62 where the cap is 16. Peaks skip them; the rest of the row is read as usual."""
+    from infersight.detect import detect
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.context import SETTLE_S, Context
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    up = np.ones((len(NODES), f.n))
+    batch = np.full((len(NODES), f.n), 4.0)
+    down_at = ONSET + 10
+    up[:, down_at] = 0.0
+    batch[:, down_at] = np.nan
+    batch[:, down_at + 1] = 62.0  # the hidden-reset artefact
+    series = {
+        **f.series,
+        "infra.target_up": SignalSeries(NODES, up),
+        "inference.batch_size": SignalSeries(NODES, batch),
+    }
+    w = {"incident": MetricFrame(f.start, f.step, f.n, series)}
+    ctx = Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",))
+    settled = ctx.settled_row("inference.batch_size", "node-0")
+    assert settled is not None
+    reach = int(SETTLE_S // f.step)
+    assert np.isnan(settled[down_at : down_at + reach + 1]).all()
+    assert settled[down_at + reach + 1] == 4.0 and settled[down_at - 1] == 4.0
+    swell = Condition(signal="inference.batch_size", state="up", factor=3, stat="max")
+    assert eval_condition(ctx, swell, None).truth is False
+    # the same spike well after the restart is a real peak
+    batch[:, down_at + reach + 5] = 62.0
+    series["inference.batch_size"] = SignalSeries(NODES, batch)
+    w = {"incident": MetricFrame(f.start, f.step, f.n, series)}
+    ctx = Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",))
+    assert eval_condition(ctx, swell, None).truth is True

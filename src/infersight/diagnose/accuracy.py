@@ -6,9 +6,9 @@ diagnosed. AC@k: a true root among the top k root causes (for a compound inciden
 root within the top max(k, number of roots)). Healthy runs are diagnosed at several moments of
 the day; any root cause claimed there is a false one.
 
-A case whose true root the engine marks *inconclusive* because signals the rule requires are
-missing in that dialect (`Rule.requires`, every signal it reads when it declares none: no GC
-metric in a C++ server, no pool metric in vLLM) is "not observable in this dialect": it is
+A case whose true root the engine marks *inconclusive* because signals the rule declares in
+`requires` are missing in that dialect (no per-key cache loads outside native metrics) is "not
+observable in this dialect": it is
 reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
 a miss — the right answer there is "inconclusive, signal X missing", and the report counts the
 cases where the engine names that root as a possible upstream cause it could not check.
@@ -188,7 +188,11 @@ def _one(
             missing: list[str] = []
             for root in res.truth.roots:
                 h, rule = dx.hypothesis(root), kb.get(root)
-                if h is not None and rule is not None and h.verdict == "inconclusive":
+                # only a rule's declared `requires` make a case "not observable": any other
+                # inconclusive verdict on the true root is a miss
+                if h is None or rule is None or not rule.requires:
+                    continue
+                if h.verdict == "inconclusive":
                     missing += rule.unobservable(h.missing_signals)
             out.append(
                 Case(
@@ -213,12 +217,14 @@ def run_accuracy(
     instances: int = 6,
     healthy_moments: int = 2,
     jobs: int = 1,
+    first_seed: int = 0,
 ) -> AccuracyReport:
-    """Diagnose every scenario × seed × dialect; see the module docstring."""
+    """Diagnose every scenario × seed (first_seed … first_seed + seeds - 1) × dialect; see the
+    module docstring."""
     names = list(scenarios) if scenarios else [s["name"] for s in list_scenarios()]
     ds = list(dialects) if dialects else list(DIALECTS)
     runnable = [n for n in names if any(get_scenario(n).applies_to(d) for d in ds)]
-    pairs = [(n, seed) for n in runnable for seed in range(seeds)]
+    pairs = [(n, seed) for n in runnable for seed in range(first_seed, first_seed + seeds)]
     report = AccuracyReport()
     for n in names:
         sc = get_scenario(n)

@@ -115,6 +115,11 @@ def _test(
         ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
         return True, ev, onset, 10.0
     if c.stat != "median":
+        settled = ctx.settled_row(sig, inst)
+        assert settled is not None
+        tail = settled[ctx.split() :]
+        if not np.any(~np.isnan(tail)):
+            return False, None, None, 0.0
         post = float(np.nanmax(tail) if c.stat == "max" else np.nanmin(tail))
     holds = post > level if c.state == "above" else post < level
     if not holds:
@@ -129,8 +134,9 @@ def _test(
 def _extreme(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
-    """`up`/`down` with stat max/min: the extreme since the onset against the one before it."""
-    row = ctx.row(c.signal, inst)
+    """`up`/`down` with stat max/min: the extreme since the onset against the one before it,
+    leaving out readings taken just after the target was down (see `Context.settled_row`)."""
+    row = ctx.settled_row(c.signal, inst)
     if row is None:
         return False, None, None, 0.0
     k = ctx.split()

@@ -11,14 +11,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.detect import Anomaly, DetectionResult
 from infersight.detect.absence import TARGET_UP
 from infersight.frame import FloatArray, MetricFrame
 from infersight.signals import all_signals
 
+BoolArray = npt.NDArray[np.bool_]
+
 #: Without any anomaly the "incident part" is the last share of the window.
 TAIL_SHARE = 0.3
+#: After a target was down, readings are not trusted for peaks for this long (the default
+#: rate window): a counter that restarted and outgrew its old value before the next scrape
+#: hides its reset, and a ratio of two such rates can read far past anything that happened.
+SETTLE_S = 300.0
 
 
 def _onset(det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str]) -> float:
@@ -63,6 +70,31 @@ class Context:
             s = self.frame.get(signal)
             self._rows[key] = None if s is None else s.row(instance)
         return self._rows[key]
+
+    def settled_row(self, signal: str, instance: str) -> FloatArray | None:
+        """The signal's row with the samples from a down `up` until SETTLE_S after it blanked
+        (NaN): what peak readings are taken from."""
+        row = self.row(signal, instance)
+        if row is None or signal == TARGET_UP:
+            return row
+        blank = self._after_down(instance)
+        return row if blank is None else np.where(blank, np.nan, row)
+
+    def _after_down(self, instance: str) -> BoolArray | None:
+        key = ("after_down", instance)
+        if key not in self.memo:
+            up = self.row(TARGET_UP, instance)
+            blank: BoolArray | None = None
+            if up is not None and np.any(up < 0.5):
+                reach = int(np.ceil(SETTLE_S / self.frame.step))
+                seen = np.concatenate(([0], np.cumsum(up < 0.5)))
+                # a down sample within the last `reach` steps (this one included)
+                lo = np.maximum(np.arange(up.size) - reach, 0)
+                blank = (seen[1:] - seen[lo]) > 0
+            self.memo[key] = blank
+        out = self.memo[key]
+        assert out is None or isinstance(out, np.ndarray)
+        return out
 
     def split(self, at: float | None = None) -> int:
         """Grid index where the incident part begins (at `at`, default the incident onset)."""

@@ -7,6 +7,7 @@ fires (and what refutes it), what it explains, and what to do.
 from __future__ import annotations
 
 from infersight.diagnose.chain import LATE_S
+from infersight.diagnose.context import SETTLE_S
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
 
 
@@ -105,6 +106,11 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "back (a restart slow to serve). `same`: on the instances the group's "
         "first condition matched; `other`: on the rest. Users add rules with "
         "`load_kb([folder])`.",
+        "",
+        "Peak readings (`stat: max`/`min`) leave out the samples up to "
+        f"{SETTLE_S / 60:g} min after the target was down: the rate of a counter that restarted "
+        "and outgrew its old value before the next scrape hides the reset, and a ratio of such "
+        "rates (a mean batch size) can read far past anything that happened.",
         "",
         "Causes are linked by **Explains** only in time order: a cause that began more than "
         f"{LATE_S / 60:g} min after what it would explain does not explain it. An inconclusive "
