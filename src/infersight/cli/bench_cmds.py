@@ -16,6 +16,12 @@ app = typer.Typer(help="Measure infersight itself.", no_args_is_help=True)
 @app.command("accuracy")
 def accuracy(
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Seeds per scenario.")] = 5,
+    first_seed: Annotated[
+        int,
+        typer.Option(
+            "--first-seed", min=0, help="Start at this seed (10 and up: never used to tune)."
+        ),
+    ] = 0,
     dialects: Annotated[
         str, typer.Option("--dialects", help="Comma-separated: vllm,triton,tgi,native.")
     ] = "vllm,triton,tgi,native",
@@ -46,10 +52,14 @@ def accuracy(
             dialects=wanted,
             scenarios=subset,
             progress=lambda _label, fraction: update_bar(int(fraction * 1000), 1000),
+            first_seed=first_seed,
         )
     body = report.to_markdown()
     if update is not None:
-        command = f"infersight bench accuracy --seeds {seeds} --dialects {','.join(wanted)}"
+        command = (
+            f"infersight bench accuracy --seeds {seeds} --first-seed {first_seed} "
+            f"--dialects {','.join(wanted)}"
+        )
         write_section(
             "accuracy", "Diagnostic accuracy over the scenario suite", command, body, update
         )

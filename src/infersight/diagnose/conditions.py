@@ -33,6 +33,8 @@ CAPACITY_SHARE = 1.0
 CAPACITY_MARGIN = 2.0
 
 Truth = bool | None
+#: `event` counts what happened from this long before the incident's onset
+EVENT_LEAD_S = 1800.0
 
 
 @dataclass
@@ -105,7 +107,10 @@ def _test(
     if c.state == "event":
         row = ctx.row(sig, inst)
         assert row is not None
-        k = ctx.split()
+        # a cause begins before the users notice: events from EVENT_LEAD_S before the onset
+        # count as the incident's, and "before" is what came earlier than that
+        k = max(1, ctx.split() - int(EVENT_LEAD_S // ctx.frame.step))
+        tail = row[k:]
         before = np.nanmax(row[:k]) if np.any(~np.isnan(row[:k])) else -np.inf
         hit = np.flatnonzero((tail > level) & (tail > before))
         if hit.size == 0:

@@ -69,6 +69,14 @@ def _try(ctx: Context, rule: Rule) -> _Tried:
     return _Tried(rule, verdict, c, r)
 
 
+def _earliest(t: _Tried) -> float | None:
+    """When the first piece of a confirmed hypothesis's evidence began (for time order: a
+    cause whose batches and forward passes changed at 08:32 may explain OOMs at 09:50, even if
+    its first condition's change point is dated 10:18)."""
+    times = [e.onset for e in t.confirm.evidence if e.onset is not None]
+    return min(times, default=t.confirm.onset)
+
+
 def _evidence(t: _Tried) -> tuple[Evidence, ...]:
     out: list[Evidence] = []
     if t.verdict == "confirmed":
@@ -134,8 +142,7 @@ def diagnose(
     ctx = Context.build(frame, det, DEFAULT_USER_FACING)
     tried = [_try(ctx, rule) for rule in kb.in_layer_order()]
     confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
-    onsets = {t.rule.id: t.confirm.onset for t in tried if t.verdict == "confirmed"}
-    graph = chain_mod.edges(confirmed, onsets)
+    graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried})
     back = chain_mod.explained_by(graph)
     results = {t.rule.id: _result(t, graph, back) for t in tried}
     root_ids = chain_mod.roots(confirmed, graph)
