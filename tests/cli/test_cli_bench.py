@@ -16,7 +16,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_accuracy_on_a_held_out_seed_as_json_and_into_a_page(tmp_path: Path) -> None:
+def test_accuracy_from_a_later_seed_as_json_and_into_a_page(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     res = _run(
         "accuracy", "--seeds", "1", "--first-seed", "12", "--dialects", "triton",

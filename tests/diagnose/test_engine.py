@@ -9,6 +9,7 @@ from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
 from infersight.diagnose.chain import LATE_S, chain, edges, roots
+from infersight.diagnose.context import Context
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.rank import Candidate, order
 from infersight.frame import MetricFrame, SignalSeries
@@ -188,3 +189,57 @@ def test_peaks_are_not_read_from_just_after_a_restart() -> None:
     w = {"incident": MetricFrame(f.start, f.step, f.n, series)}
     ctx = Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",))
     assert eval_condition(ctx, swell, None).truth is True
+
+
+def _ctx_with(extra: dict[str, np.ndarray]) -> tuple[Context, MetricFrame]:
+    from infersight.detect import detect
+
+    f = _frame(_vector_incident())
+    series = {**f.series, **{k: SignalSeries(NODES, v) for k, v in extra.items()}}
+    w = {"incident": MetricFrame(f.start, f.step, f.n, series)}
+    return Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",)), w["incident"]
+
+
+def test_an_event_just_before_the_users_noticed_is_the_incidents() -> None:
+    from infersight.diagnose.conditions import EVENT_LEAD_S, eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    throttle = np.zeros((len(NODES), f.n))
+    lead = int(EVENT_LEAD_S // f.step)
+    throttle[0, ONSET - lead // 2 :] = 1.0  # began 15 min before the onset
+    ctx, _ = _ctx_with({"infra.gpu_throttle": throttle})
+    event = Condition(signal="infra.gpu_throttle", state="event")
+    o = eval_condition(ctx, event, None)
+    assert o.truth is True and o.instances == {"node-0"}
+    assert o.onset is not None and o.onset < f.start + ONSET * f.step
+    throttle[0, : ONSET - 2 * lead] = 1.0  # it also throttled an hour earlier: nothing new
+    ctx, _ = _ctx_with({"infra.gpu_throttle": throttle})
+    assert eval_condition(ctx, event, None).truth is False
+
+
+def test_a_peak_from_zero_is_dated_when_it_begins() -> None:
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    ooms = np.zeros((len(NODES), f.n))
+    ooms[1, ONSET + 20 :] = 0.01
+    ctx, _ = _ctx_with({"inference.oom_rate": ooms})
+    o = eval_condition(ctx, Condition(signal="inference.oom_rate", state="up", stat="max"), None)
+    assert o.truth is True and o.onset == f.start + (ONSET + 20) * f.step
+
+
+def test_outage_reads_gaps_without_samples_as_unknown_not_down() -> None:
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    up = np.ones((len(NODES), f.n))
+    up[2, ONSET + 5 : ONSET + 15] = np.nan  # the scraper lost these samples: not an outage
+    up[3, ONSET + 5 : ONSET + 7] = 0.0  # two short outages: the longest is what counts
+    up[3, ONSET + 20 : ONSET + 24] = 0.0
+    ctx, _ = _ctx_with({"infra.target_up": up})
+    o = eval_condition(ctx, Condition(signal="infra.target_up", state="outage", level=180), None)
+    assert o.truth is True and o.instances == {"node-3"}
+    assert "for 4 min" in o.evidence[0].statement

@@ -120,9 +120,10 @@ def _test(
         ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
         return True, ev, onset, 10.0
     if c.stat != "median":
-        settled = ctx.settled_row(sig, inst)
-        assert settled is not None
-        tail = settled[ctx.split() :]
+        if _reads_extreme(c):
+            settled = ctx.settled_row(sig, inst)
+            assert settled is not None
+            tail = settled[ctx.split() :]
         if not np.any(~np.isnan(tail)):
             return False, None, None, 0.0
         post = float(np.nanmax(tail) if c.stat == "max" else np.nanmin(tail))
@@ -136,12 +137,31 @@ def _test(
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
 
 
+def _reads_extreme(c: Condition) -> bool:
+    """A peak or a dip that must have happened (peak up/above, dip down/below): such readings
+    skip the samples just after a restart. "The peak stayed below" needs every sample."""
+    return (c.stat, c.state) in (("max", "up"), ("max", "above"), ("min", "down"), ("min", "below"))
+
+
+def _settled_data(ctx: Context, c: Condition, inst: str) -> bool:
+    """Whether a peak or dip condition has readings left on both sides of the onset once the
+    samples after restarts are set aside (else it is undecidable there, not false)."""
+    if c.stat == "median" or not _reads_extreme(c):
+        return True
+    row = ctx.settled_row(c.signal, inst)
+    if row is None:
+        return False
+    k = ctx.split()
+    tail_ok = bool(np.any(~np.isnan(row[k:])))
+    return tail_ok and (c.state in ("above", "below") or bool(np.any(~np.isnan(row[:k]))))
+
+
 def _extreme(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`up`/`down` with stat max/min: the extreme since the onset against the one before it,
     leaving out readings taken just after the target was down (see `Context.settled_row`)."""
-    row = ctx.settled_row(c.signal, inst)
+    row = ctx.settled_row(c.signal, inst) if _reads_extreme(c) else ctx.row(c.signal, inst)
     if row is None:
         return False, None, None, 0.0
     k = ctx.split()
@@ -162,10 +182,10 @@ def _extreme(
     # dated by the first sample past the threshold, not by the peak: a burst's cause begins
     # when the values leave their old range, and the peak can come many minutes later
     bar = factor * max(before, 0.0) if c.state == "up" else before / factor
-    crossed = (tail >= bar) if c.state == "up" else (tail <= bar)
+    crossed = ((tail >= bar) & (tail > 0)) if c.state == "up" else (tail <= bar)
     at = k + int(np.argmax(crossed))
     onset = ctx.frame.start + ctx.frame.step * at
-    ev = from_level(ctx, c.signal, inst, c.stat, before, after, before * factor, onset)
+    ev = from_level(ctx, c.signal, inst, c.stat, before, after, bar, onset)
     return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
 
 
@@ -284,6 +304,11 @@ def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) ->
         if not decided:
             return Outcome(None, missing=_capacity_missing(ctx, c, cands))
         cands = tuple(decided)
+    if c.stat != "median" and c.state in ("up", "down", "above", "below"):
+        readable = [i for i in cands if _settled_data(ctx, c, i)]
+        if not readable:  # only readings right after restarts, which are not trusted
+            return Outcome(None)
+        cands = tuple(readable)
     held: list[str] = []
     evidence: list[Evidence] = []
     onsets: list[float] = []

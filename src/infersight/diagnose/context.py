@@ -7,14 +7,17 @@ incident's onset, so "above 80 °C" and "an Xid appeared" are read since the inc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
 from infersight.detect import Anomaly, DetectionResult
 from infersight.detect.absence import TARGET_UP
+from infersight.exporters import load_catalog
 from infersight.frame import FloatArray, MetricFrame
 from infersight.signals import all_signals
 
@@ -22,10 +25,23 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Without any anomaly the "incident part" is the last share of the window.
 TAIL_SHARE = 0.3
-#: After a target was down, readings are not trusted for peaks for this long (the default
-#: rate window): a counter that restarted and outgrew its old value before the next scrape
-#: hides its reset, and a ratio of two such rates can read far past anything that happened.
+#: After a target was down, readings computed from counters are not trusted for peaks for
+#: this long (the default rate window): a counter that restarted and outgrew its old value
+#: before the next scrape hides its reset, and a ratio of two such rates (a mean batch size)
+#: can read far past anything that happened. Gauges (VRAM in use) are read as they are.
 SETTLE_S = 300.0
+_COUNTER_FUNCS = re.compile(r"\b(rate|irate|increase|resets|changes)\(")
+
+
+@cache
+def counter_derived() -> frozenset[str]:
+    """Signals that some built-in exporter mapping computes from counters."""
+    out = set()
+    for fam in load_catalog().families.values():
+        for signal, alts in fam.mappings.items():
+            if any(_COUNTER_FUNCS.search(m.template) for m in alts):
+                out.add(signal)
+    return frozenset(out)
 
 
 def _onset(det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str]) -> float:
@@ -72,10 +88,10 @@ class Context:
         return self._rows[key]
 
     def settled_row(self, signal: str, instance: str) -> FloatArray | None:
-        """The signal's row with the samples from a down `up` until SETTLE_S after it blanked
-        (NaN): what peak readings are taken from."""
+        """The signal's row, and for a signal computed from counters with the samples from a
+        down `up` until SETTLE_S after it blanked (NaN): what a peak or a dip is read from."""
         row = self.row(signal, instance)
-        if row is None or signal == TARGET_UP:
+        if row is None or signal not in counter_derived():
             return row
         blank = self._after_down(instance)
         return row if blank is None else np.where(blank, np.nan, row)

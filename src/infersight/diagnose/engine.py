@@ -73,7 +73,7 @@ def _earliest(t: _Tried) -> float | None:
     """When the first piece of a confirmed hypothesis's evidence began (for time order: a
     cause whose batches and forward passes changed at 08:32 may explain OOMs at 09:50, even if
     its first condition's change point is dated 10:18)."""
-    times = [e.onset for e in t.confirm.evidence if e.onset is not None]
+    times = [e.onset for e in t.confirm.evidence if e.onset is not None and e.kind != "trend"]
     return min(times, default=t.confirm.onset)
 
 
@@ -187,7 +187,7 @@ def _unchecked(
     back: Mapping[str, list[str]],
 ) -> tuple[UncheckedCause, ...]:
     """Inconclusive causes, undecidable on this data, that would explain a root or a confirmed
-    symptom nothing confirmed explains: a root found may only be their effect (a slow vector DB
+    symptom no confirmed cause explains: a root found may only be their effect (a slow vector DB
     under a cache stampede the data cannot show), so they are named with what is missing."""
     heads = list(root_ids) + [
         rid

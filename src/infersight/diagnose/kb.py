@@ -47,8 +47,9 @@ class Condition(BaseModel):
     for a sustained deviation; peaks are read away from restarts (`Context.settled_row`);
     `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope;
     `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
-    series stopped or the target is down; `event`: its highest value since the incident began
-    exceeds `level` (default 0) and what it was before.
+    series stopped or the target is down; `event`: its highest value from 30 min before the
+    onset on (a cause begins before users notice) exceeds `level` (default 0) and everything
+    earlier.
     `over_capacity` / `within_capacity` (on `service.concurrency_limit` only, seed §3.3): the
     configured limit against the number of requests the card holds, V/M, estimated per instance
     from the window itself — M the VRAM per in-flight request (Theil–Sen slope of

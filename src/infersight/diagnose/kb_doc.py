@@ -96,21 +96,23 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "`python -m infersight.diagnose.kb_doc > docs/rules.md`; do not edit by hand.",
         "",
         "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio); "
-        "`above`/`below` — level since the incident began; `normal` — present and not anomalous; "
-        "`trend up`/`trend down` — sustained slope; `outlier` — away from same-role peers; "
-        "`absent` — target down or series stopped; `event` — highest value since the incident "
-        "began exceeds the level and what came before; `over capacity`/`within capacity` — the "
-        "configured concurrency limit against V/M, the requests the card holds, estimated from "
-        "the window (M: VRAM per in-flight request, V: the card's usable VRAM less weights and "
-        "runtime; seed §3.3); `outage` — a target down at least the level in seconds that came "
-        "back (a restart slow to serve). `same`: on the instances the group's "
-        "first condition matched; `other`: on the rest. Users add rules with "
+        "`above`/`below` — level since the incident began; `normal` — present and not "
+        "anomalous; `trend up`/`trend down` — sustained slope; `outlier` — away from same-role "
+        "peers; `absent` — target down or series stopped; `event` — highest value from 30 min "
+        "before the onset on exceeds the level and everything earlier; `over capacity`/`within "
+        "capacity` — the configured concurrency limit against V/M, the requests the card holds,"
+        " estimated from the window (M: VRAM per in-flight request, V: the card's usable VRAM "
+        "less weights and runtime; seed §3.3); `outage` — a target down at least the level in "
+        "seconds that came back (a restart slow to serve). `same`: on the instances the group's"
+        " first condition matched; `other`: on the rest. Users add rules with "
         "`load_kb([folder])`.",
         "",
-        "Peak readings (`stat: max`/`min`) leave out the samples up to "
-        f"{SETTLE_S / 60:g} min after the target was down: the rate of a counter that restarted "
-        "and outgrew its old value before the next scrape hides the reset, and a ratio of such "
-        "rates (a mean batch size) can read far past anything that happened.",
+        "A peak or dip that must have happened (`stat: max` with up/above, `min` with "
+        "down/below) on a signal some mapping computes from counters leaves out the samples up "
+        f"to {SETTLE_S / 60:g} min after the target was down: the rate of a counter that "
+        "restarted and outgrew its old value before the next scrape hides the reset, and a "
+        "ratio of such rates (a mean batch size) can read far past anything that happened. With "
+        "nothing else left the condition is undecidable, not false.",
         "",
         "Causes are linked by **Explains** only in time order: a cause that began more than "
         f"{LATE_S / 60:g} min after what it would explain does not explain it. An inconclusive "

@@ -113,6 +113,8 @@ class Diagnosis:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
+        """The diagnosis from its JSON form; a version-1 document (no unchecked causes) is read
+        as this version, with none."""
         if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
                 f"diagnosis schema version {data.get('schema_version')!r} is not one of "
