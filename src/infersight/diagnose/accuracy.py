@@ -120,24 +120,21 @@ class AccuracyReport:
             lines += [
                 f"- {sc} in {d}: {why}" for (sc, d), why in sorted(self.not_applicable.items())
             ]
-        misses = [c for c in self.faulty() if not c.hit(3)]
-        if misses:
-            lines += ["", "Misses at AC@3 (scenario, seed, dialect → predicted):", ""]
-            lines += [
-                f"- {c.scenario} seed {c.seed} {c.dialect} → {', '.join(c.predicted) or 'none'}"
-                for c in misses[:40]
-            ]
-        false = [c for c in self.healthy() if c.predicted]
-        if false:
-            lines += ["", "Root causes claimed on healthy windows:", ""]
-            lines += [
-                f"- {c.scenario} seed {c.seed} {c.dialect} → {', '.join(c.predicted)}"
-                for c in false[:20]
-            ]
+        lines += self.misses_and_false_roots(3)
         secs = [c.seconds for c in self.cases]
         lines += ["", f"Median time per case (canonical mapping + detect + diagnose): "
                   f"{sorted(secs)[len(secs) // 2]:.2f} s."]  # fmt: skip
         return "\n".join(lines)
+
+    def misses_and_false_roots(self, k: int) -> list[str]:
+        """Markdown lists: the cases whose truth is not in the top k, the roots claimed on
+        healthy windows."""
+        misses = [c for c in self.faulty() if not c.hit(k)]
+        false = [c for c in self.healthy() if c.predicted]
+        title = "Not first" if k == 1 else f"Misses at AC@{k}"
+        return _cases(f"{title} (scenario, seed, dialect → predicted):", misses[:40]) + _cases(
+            "Root causes claimed on healthy windows:", false[:20]
+        )
 
     def _unobservable_lines(self) -> list[str]:
         cells: dict[tuple[str, str], list[Case]] = {}
@@ -164,6 +161,15 @@ class AccuracyReport:
                 f"| {named} of {len(cs)} |"
             )
         return out
+
+
+def _cases(title: str, cases: list[Case]) -> list[str]:
+    if not cases:
+        return []
+    return ["", title, ""] + [
+        f"- {c.scenario} seed {c.seed} {c.dialect} → {', '.join(c.predicted) or 'none'}"
+        for c in cases
+    ]
 
 
 def _fmt(x: float) -> str:
