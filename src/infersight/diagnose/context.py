@@ -114,19 +114,30 @@ class Context:
 
     def split(self, at: float | None = None) -> int:
         """Grid index where the incident part begins (at `at`, default the incident onset)."""
-        k = self.frame.index_of(self.onset if at is None else at)
-        return max(1, min(k, self.frame.n - 1))
+        key = ("split", str(at))
+        if key not in self.memo:
+            k = self.frame.index_of(self.onset if at is None else at)
+            self.memo[key] = max(1, min(k, self.frame.n - 1))
+        out = self.memo[key]
+        assert isinstance(out, int)
+        return out
 
     def before_after(
         self, signal: str, instance: str, at: float | None = None
     ) -> tuple[float | None, float | None, FloatArray | None]:
-        """(median before, median since the split, the values since the split)."""
-        row = self.row(signal, instance)
-        if row is None or row.size < 2:
-            return None, None, None
-        k = self.split(at)
-        pre, post = row[:k], row[k:]
-        return _median(pre), _median(post), post
+        """(median before, median since the split, the values since the split); computed once
+        per signal, instance and split (many conditions read the same ones)."""
+        key = ("before_after", signal, instance, str(at))
+        if key not in self.memo:
+            row = self.row(signal, instance)
+            if row is None or row.size < 2:
+                self.memo[key] = (None, None, None)
+            else:
+                k = self.split(at)
+                self.memo[key] = (_median(row[:k]), _median(row[k:]), row[k:])
+        out = self.memo[key]
+        assert isinstance(out, tuple)
+        return out
 
     def anomalies(self, signal: str, instance: str, kind: str | None = None) -> list[Anomaly]:
         found = self.by_key.get((signal, instance), [])
