@@ -61,7 +61,9 @@ def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:
         runner.invoke(app, ["diagnose", str(tmp_path / "demo-0217.tar.gz"), "-f", "json"]).stdout
     )
     chains = {r["hypothesis"]: r["chain"] for r in doc["root_causes"]}
-    assert set(list(chains)[:2]) == {"vector_db_swap", "cache_capacity"}
+    # exactly those two: batches that grew behind the backlog are the dependency's effect,
+    # not a max batch set too large
+    assert set(chains) == {"vector_db_swap", "cache_capacity"}, list(chains)
     assert chains["vector_db_swap"] == [
         "vector_db_swap",
         "queue_backlog",
