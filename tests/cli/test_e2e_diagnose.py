@@ -64,6 +64,8 @@ def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:
     # exactly those two: batches that grew behind the backlog are the dependency's effect,
     # not a max batch set too large
     assert set(chains) == {"vector_db_swap", "cache_capacity"}, list(chains)
+    # what the chains reach is explained: no cause upstream of it is left to name as unchecked
+    assert doc["unchecked_causes"] == []
     assert chains["vector_db_swap"] == [
         "vector_db_swap",
         "queue_backlog",

@@ -53,12 +53,14 @@ def roots(confirmed: Mapping[str, Rule], graph: Mapping[str, Sequence[str]]) -> 
             continue
         causes = [b for b in back.get(rid, []) if confirmed[b].kind == "cause" and b != rid]
         # a cycle of causes explaining each other leaves all of them roots
-        if not causes or all(c in _reach(graph, rid) for c in causes):
+        if not causes or all(c in reach(graph, rid) for c in causes):
             out.append(rid)
     return out
 
 
-def _reach(graph: Mapping[str, Sequence[str]], start: str) -> set[str]:
+def reach(graph: Mapping[str, Sequence[str]], start: str) -> set[str]:
+    """Every hypothesis reachable from start through the links (start itself only on a
+    cycle)."""
     seen: set[str] = set()
     stack = [start]
     while stack:

@@ -161,7 +161,7 @@ def diagnose(
     hyps = tuple(results[t.rule.id] for t in tried)
     healthy = not confirmed and not any(c.score >= UNHEALTHY_SHIFT for c in changes)
     missing = _missing(hyps)
-    unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, back)
+    unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, graph)
     return Diagnosis(
         start=frame.start,
         end=frame.end,
@@ -184,15 +184,14 @@ def _unchecked(
     hyps: tuple[HypothesisResult, ...],
     root_ids: list[str],
     confirmed: Mapping[str, Rule],
-    back: Mapping[str, list[str]],
+    graph: Mapping[str, list[str]],
 ) -> tuple[UncheckedCause, ...]:
     """Inconclusive causes, undecidable on this data, that would explain a root or a confirmed
-    symptom no confirmed cause explains: a root found may only be their effect (a slow vector DB
-    under a cache stampede the data cannot show), so they are named with what is missing."""
+    symptom that no root's chain reaches: a root found may only be their effect (a slow vector
+    DB under a cache stampede the data cannot show), so they are named with what is missing."""
+    reached = set(root_ids).union(*(chain_mod.reach(graph, r) for r in root_ids))
     heads = list(root_ids) + [
-        rid
-        for rid, rule in confirmed.items()
-        if rule.kind == "symptom" and not any(confirmed[b].kind == "cause" for b in back[rid])
+        rid for rid, rule in confirmed.items() if rule.kind == "symptom" and rid not in reached
     ]
     out: list[UncheckedCause] = []
     for h in hyps:
