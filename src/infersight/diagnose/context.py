@@ -93,8 +93,13 @@ class Context:
         row = self.row(signal, instance)
         if row is None or signal not in counter_derived():
             return row
-        blank = self._after_down(instance)
-        return row if blank is None else np.where(blank, np.nan, row)
+        key = ("settled", signal, instance)
+        if key not in self.memo:
+            blank = self._after_down(instance)
+            self.memo[key] = row if blank is None else np.where(blank, np.nan, row)
+        out = self.memo[key]
+        assert isinstance(out, np.ndarray)
+        return out
 
     def _after_down(self, instance: str) -> BoolArray | None:
         key = ("after_down", instance)
