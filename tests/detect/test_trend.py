@@ -95,3 +95,18 @@ def test_a_step_is_not_a_leak() -> None:
     r = detect(windows({VRAM: noisy(0.55, 0.003)}, incident={VRAM: step}))
     assert r.trends == ()
     assert len([a for a in r.anomalies if a.kind == "deviation"]) == 4
+
+
+def test_a_slight_drift_that_jumps_at_the_end_is_not_a_leak() -> None:
+    """The fill came from the jump, not from the slope: the line ends far below the data."""
+
+    def drift_then_jump(t: FloatArray, i: int) -> FloatArray:
+        out: FloatArray = 0.6 + 0.02 * (t - t[0]) / 3600  # 2 points an hour, monotone
+        out = out + 0.001 * np.random.default_rng(i).standard_normal(t.size)
+        out[-t.size // 6 :] = 1.0  # the last sixth: the card is full
+        return out
+
+    base = {VRAM: noisy(0.6, 0.001)}
+    assert detect(windows(base, incident={VRAM: drift_then_jump})).trends == ()
+    # the same drift without the jump is still a climb worth reporting
+    assert len(detect(windows(base, incident={VRAM: leak(0.6, 0.05, 0.001)})).trends) == 4  # type: ignore[dict-item]

@@ -10,6 +10,7 @@ same shape the series had yesterday at the same level (a diurnal ramp is not a l
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +154,14 @@ def detect_trends(
             ok &= (sign * first.slope >= 0.25 * sign * fit.slope) & (
                 sign * second.slope >= 0.25 * sign * fit.slope
             )
+    if np.any(ok):
+        # A leak's line reaches where the data end; data ending far above the line (by more
+        # than the whole fitted climb) jumped there: a step at the end, not a leak.
+        tail = x[:, -max(2, x.shape[1] // m) :]
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            jump = sign * (nanmedian(tail) - fit.level_end)
+            ok &= ~(jump > np.maximum(np.abs(change), cfg.trend_noise_k * fit.noise))
     if yesterday is not None and np.any(ok):
         # Same ramp yesterday at the same level: the daily shape, not a leak.
         yfit = theil_sen(t, yesterday, cfg.trend_subsample)
