@@ -243,3 +243,87 @@ def test_outage_reads_gaps_without_samples_as_unknown_not_down() -> None:
     o = eval_condition(ctx, Condition(signal="infra.target_up", state="outage", level=180), None)
     assert o.truth is True and o.instances == {"node-3"}
     assert "for 4 min" in o.evidence[0].statement
+
+
+def _stepped(level: tuple[float, float], at: int, n: int) -> np.ndarray:
+    """node-0 steps from level[0] to level[1] at grid index `at`; its peers stay put."""
+    rows = np.full((len(NODES), n), level[0])
+    rows *= 1 + 0.01 * np.random.default_rng(at).standard_normal(rows.shape)
+    rows[0, at:] = level[1]
+    return rows
+
+
+def test_when_together_asks_that_two_changes_begin_together() -> None:
+    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.kb import Group
+
+    f = _frame(_vector_incident())
+    group = Group.model_validate(
+        {
+            "all": [
+                {"signal": "inference.gpu_mem_used_bytes", "state": "up"},
+                {
+                    "signal": "inference.forward_time_avg",
+                    "state": "up",
+                    "where": "same",
+                    "when": "together",
+                },
+            ]
+        }
+    )
+    memory = _stepped((50e9, 70e9), ONSET, f.n)
+    apart = ONSET - 2 * int(TOGETHER_S // f.step)  # the slowdown came half an hour earlier
+    for slow_at, holds in ((ONSET, True), (apart, False)):
+        ctx, _ = _ctx_with(
+            {
+                "inference.gpu_mem_used_bytes": memory,
+                "inference.forward_time_avg": _stepped((0.02, 0.06), slow_at, f.n),
+            }
+        )
+        o = eval_group(ctx, group)
+        assert o.truth is holds, slow_at
+        if holds:
+            assert o.instances == {"node-0"}
+
+
+def test_a_level_crossed_before_the_onset_is_dated_by_its_first_crossing() -> None:
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    loads = np.zeros((len(NODES), f.n))
+    loads[2, 30::20] = 40.0  # one key loaded 40 times at once, every 20 min since long before
+    ctx, _ = _ctx_with({"dependency.cache_concurrent_loads": loads})
+    c = Condition(signal="dependency.cache_concurrent_loads", state="above", level=8, stat="max")
+    o = eval_condition(ctx, c, None)
+    assert o.truth is True and o.instances == {"node-2"}
+    assert o.onset == f.start + 30 * f.step
+
+
+def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    rose = Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2, where="same")
+    noise = np.random.default_rng(3).standard_normal((len(NODES), f.n))
+    for jitter, lift, holds in ((0.01, 1.3, True), (0.01, 1.1, False), (0.3, 1.3, False)):
+        latency = 0.045 * (1 + jitter * noise)
+        latency[0, ONSET:] *= lift  # 30% slower on node-0: under the 40% deviation floor
+        ctx, _ = _ctx_with({"service.e2e_latency_avg": latency})
+        o = eval_condition(ctx, rose, frozenset({"node-0", "node-1"}))
+        assert o.truth is holds, (jitter, lift)
+        if holds:
+            assert o.instances == {"node-0"}
+            assert "rose to" in o.evidence[0].statement
+
+
+def test_rose_needs_a_factor_and_the_same_instances() -> None:
+    from pydantic import ValidationError
+
+    from infersight.diagnose.kb import Condition
+
+    with pytest.raises(ValidationError, match="needs a factor and where: same"):
+        Condition(signal="service.e2e_latency_avg", state="rose", where="same")
+    with pytest.raises(ValidationError, match="needs a factor and where: same"):
+        Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2)

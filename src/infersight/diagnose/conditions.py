@@ -35,6 +35,8 @@ CAPACITY_MARGIN = 2.0
 Truth = bool | None
 #: `event` counts what happened from this long before the incident's onset
 EVENT_LEAD_S = 1800.0
+#: `when: together`: changes on one instance this close in time began together
+TOGETHER_S = 900.0
 
 
 @dataclass
@@ -45,6 +47,8 @@ class Outcome:
     missing: list[str] = field(default_factory=list)
     onset: float | None = None
     scores: list[float] = field(default_factory=list)
+    #: per instance where it holds: when its change began (where that is known)
+    began: dict[str, float] = field(default_factory=dict)
 
 
 def _direction_ok(a: Anomaly, want: str) -> bool:
@@ -75,6 +79,8 @@ def _test(
         return _capacity(ctx, c, inst)
     if c.state == "outage":
         return _outage(ctx, c, inst)
+    if c.state in ("rose", "fell"):
+        return _shift(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):
         return _extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
@@ -131,9 +137,15 @@ def _test(
     if not holds:
         return False, None, None, 0.0
     onset = ctx.onset
-    if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
-        past = tail > level if c.state == "above" else tail < level
-        onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
+    if c.stat != "median":
+        # a peak or a dip is dated by its first sample past the level, before the onset too:
+        # a level crossed again and again since before the users noticed (a chronic stampede)
+        # began then, and a cause is not dated after the effects it explains
+        whole = ctx.settled_row(sig, inst) if _reads_extreme(c) else ctx.row(sig, inst)
+        assert whole is not None
+        with np.errstate(invalid="ignore"):
+            past = whole > level if c.state == "above" else whole < level
+        onset = ctx.frame.start + ctx.frame.step * int(np.argmax(past))
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
 
 
@@ -187,6 +199,31 @@ def _extreme(
     onset = ctx.frame.start + ctx.frame.step * at
     ev = from_level(ctx, c.signal, inst, c.stat, before, after, bar, onset)
     return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
+
+
+#: `rose`/`fell`: the shift of the medians must exceed this many robust σ of the time before
+SHIFT_Z = 3.0
+
+
+def _shift(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`rose`/`fell`: the median since the onset against the median before, by `factor`, and
+    beyond the noise before the onset (SHIFT_Z robust σ)."""
+    pre, post, _ = ctx.before_after(c.signal, inst)
+    row = ctx.row(c.signal, inst)
+    if pre is None or post is None or row is None or pre <= 0:
+        return False, None, None, 0.0
+    factor = float(c.factor or 1.0)
+    before = row[: ctx.split()]
+    before = before[~np.isnan(before)]
+    sigma = 1.4826 * float(np.median(np.abs(before - pre))) if before.size else 0.0
+    moved = post - pre if c.state == "rose" else pre - post
+    ok = post >= factor * pre if c.state == "rose" else post * factor <= pre
+    if not ok or moved <= SHIFT_Z * sigma:
+        return False, None, None, 0.0
+    ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset)
+    return True, ev, ctx.onset, min(10.0, max(post / pre, pre / post) if post > 0 else 10.0)
 
 
 def _outage(
@@ -292,7 +329,19 @@ def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tu
     return tuple(i for i in carrying if i not in anchor)
 
 
-def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> Outcome:
+def _together(c: Condition, inst: str, onset: float | None, began: dict[str, float]) -> bool:
+    """`when: together`: this change began within TOGETHER_S of the anchor's on `inst`."""
+    if c.when != "together" or onset is None or inst not in began:
+        return True
+    return abs(onset - began[inst]) <= TOGETHER_S
+
+
+def eval_condition(
+    ctx: Context,
+    c: Condition,
+    anchor: frozenset[str] | None,
+    began: dict[str, float] | None = None,
+) -> Outcome:
     cands = _candidates(ctx, c, anchor)
     if not cands:
         missing = [c.signal] if not ctx.instances_of(c.signal) or c.where == "same" else []
@@ -314,14 +363,18 @@ def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) ->
     onsets: list[float] = []
     scores: list[float] = []
     first_bad: Evidence | None = None
+    at: dict[str, float] = {}
     for inst in cands:
         ok, ev, onset, score = _test(ctx, c, inst)
+        if ok and not _together(c, inst, onset, began or {}):
+            ok = False
         if ok:
             held.append(inst)
             if ev is not None:
                 evidence.append(ev)
             if onset is not None:
                 onsets.append(onset)
+                at[inst] = onset
             scores.append(score)
         elif c.state == "normal" and ev is not None and first_bad is None:
             first_bad = ev
@@ -333,7 +386,9 @@ def eval_condition(ctx: Context, c: Condition, anchor: frozenset[str] | None) ->
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
         return Outcome(False, evidence=_not_seen(ctx, c, cands))
-    return Outcome(True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores)
+    return Outcome(
+        True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores, began=at
+    )
 
 
 def _against(e: Evidence) -> Evidence:
@@ -368,11 +423,19 @@ def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence
     return [ev]
 
 
-def eval_group(ctx: Context, g: Group, anchor: frozenset[str] | None = None) -> Outcome:
+def eval_group(
+    ctx: Context,
+    g: Group,
+    anchor: frozenset[str] | None = None,
+    began: dict[str, float] | None = None,
+) -> Outcome:
     outs: list[Outcome] = []
-    local = anchor
+    local, local_began = anchor, began
     for m in g.members:
-        o = eval_condition(ctx, m, local) if isinstance(m, Condition) else eval_group(ctx, m, local)
+        if isinstance(m, Condition):
+            o = eval_condition(ctx, m, local, local_began)
+        else:
+            o = eval_group(ctx, m, local, local_began)
         outs.append(o)
         if g.mode == "all" and o.truth is True and o.instances:
             where = m.where if isinstance(m, Condition) else "same"
@@ -380,13 +443,21 @@ def eval_group(ctx: Context, g: Group, anchor: frozenset[str] | None = None) -> 
                 local = o.instances
             elif where == "same":
                 local = local & o.instances or local
+            if local_began is None:
+                local_began = o.began
     truths = [o.truth for o in outs]
+    at: dict[str, float] = {}
     if g.mode == "all":
         truth: Truth = False if False in truths else (None if None in truths else True)
         inst = local or frozenset()
+        at = dict(local_began or {}) if truth is True else {}
     else:
         truth = True if True in truths else (None if None in truths else False)
         inst = frozenset().union(*(o.instances for o in outs if o.truth is True))
+        for o in outs:
+            if o.truth is True:
+                for i, t in o.began.items():
+                    at[i] = min(t, at.get(i, t))
     keep = [o for o in outs if o.truth is truth] if truth is not None else outs
     onsets = [o.onset for o in keep if o.onset is not None and o.truth is True]
     return Outcome(
@@ -396,4 +467,5 @@ def eval_group(ctx: Context, g: Group, anchor: frozenset[str] | None = None) -> 
         sorted({s for o in outs for s in o.missing}),
         onsets[0] if onsets else None,
         [s for o in keep if o.truth is True for s in o.scores],
+        at,
     )

@@ -85,6 +85,11 @@ def from_level(
             f"{signal} on {inst} {word} {format_value(observed, u)} since the incident began; its "
             f"{'highest' if state == 'max' else 'lowest'} before was {format_value(pre, u)}"
         )
+    elif state in ("rose", "fell"):
+        text = (
+            f"{signal} on {inst} {state} to {format_value(observed, u)} since the incident "
+            f"began, from {format_value(pre, u)} before{_ratio(pre, observed)}"
+        )
     else:
         word = "above" if state == "above" else "below"
         text = (

@@ -22,13 +22,14 @@ from infersight.signals import Layer, all_signals
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event", "over_capacity", "within_capacity", "outage",
+    "event", "over_capacity", "within_capacity", "outage", "rose", "fell",
 ]  # fmt: skip
 #: the capacity states compare this configured limit with what the card holds
 CAPACITY_SIGNAL = "service.concurrency_limit"
 #: `outage` reads a target's `up`
 UP_SIGNAL = "infra.target_up"
 Where = Literal["any", "same", "other"]
+When = Literal["any", "together"]
 Kind = Literal["cause", "symptom"]
 
 LAYER_ORDER: tuple[str, ...] = tuple(layer.value for layer in Layer)
@@ -62,12 +63,22 @@ class Condition(BaseModel):
     `outage` (on `infra.target_up` only, seed §4.3): the target was down (`up` 0) for at least
     `level` seconds and came back since the incident began — a restart that took that long to
     serve again (a model loading from remote storage); a target that stays down is `absent`.
+    `rose` / `fell` (with `factor`, only `where: same`): on the instances another condition
+    already pinned, the median since the onset is at least `factor` × (at most 1/`factor` ×)
+    the median before it, and the shift is larger than the noise before it — a change smaller
+    than detection's floors (a 40% deviation), read only where a cause has been seen, to tell
+    whether the users felt it (latency up 30% on the hosts whose disk filled with log writes).
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
     instances carrying the signal on which it must hold (1 instance of 10 is an outlier; 6 of
     10 is the fleet); `max_share`: at most this share (a leak on one instance, not a fleet-wide
     ramp with load).
+    when: `together`: on each instance the change began within `TOGETHER_S` of the change the
+    enclosing `all` group's first matched member found there (a second process brings its
+    memory and its slowdown at once; a slowdown an hour before the memory rose is another
+    story); `any` (default): no constraint. Where either has no onset (a level, a slope) it
+    does not constrain.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -80,6 +91,7 @@ class Condition(BaseModel):
     direction: Literal["up", "down"] | None = None
     stat: Literal["median", "max", "min"] = "median"
     where: Where = "any"
+    when: When = "any"
     min_share: float = Field(0.0, ge=0.0, le=1.0)
     max_share: float = Field(1.0, ge=0.0, le=1.0)
     note: str = ""
@@ -93,7 +105,14 @@ class Condition(BaseModel):
         if self.stat != "median" and self.state not in ("above", "below", "up", "down"):
             raise ValueError(f"stat {self.stat} applies to above/below/up/down")
         capacity = self.state in ("over_capacity", "within_capacity")
-        if self.factor is not None and self.state not in ("up", "down", "outlier") and not capacity:
+        shift = self.state in ("rose", "fell")
+        if shift and (self.factor is None or self.where != "same"):
+            raise ValueError(f"state {self.state!r} needs a factor and where: same")
+        if (
+            self.factor is not None
+            and self.state not in ("up", "down", "outlier")
+            and not (capacity or shift)
+        ):
             raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
         if self.state == "outage" and self.signal != UP_SIGNAL:
             raise ValueError(f"state 'outage' reads {UP_SIGNAL}, not {self.signal!r}")

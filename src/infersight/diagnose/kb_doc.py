@@ -7,6 +7,7 @@ fires (and what refutes it), what it explains, and what to do.
 from __future__ import annotations
 
 from infersight.diagnose.chain import LATE_S
+from infersight.diagnose.conditions import SHIFT_Z, TOGETHER_S
 from infersight.diagnose.context import SETTLE_S
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
 
@@ -40,6 +41,8 @@ def _cond(c: Condition) -> str:
         parts.append(f"({c.direction})")
     if c.where != "any":
         parts.append(f"on the {c.where} instances")
+    if c.when == "together":
+        parts.append(f"beginning within {TOGETHER_S / 60:g} min of the group's first")
     if c.min_share > 0:
         parts.append(f"on ≥ {c.min_share:.0%} of instances")
     if c.max_share < 1:
@@ -103,8 +106,16 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "capacity` — the configured concurrency limit against V/M, the requests the card holds,"
         " estimated from the window (M: VRAM per in-flight request, V: the card's usable VRAM "
         "less weights and runtime; seed §3.3); `outage` — a target down at least the level in "
-        "seconds that came back (a restart slow to serve). `same`: on the instances the group's"
-        " first condition matched; `other`: on the rest. Users add rules with "
+        "seconds that came back (a restart slow to serve); `rose`/`fell` — on instances "
+        "another condition pinned, the median since the onset against the median before by "
+        f"the factor and beyond {SHIFT_Z:g} robust σ of the noise before (a change under "
+        "detection's floors: did the users feel a cause already seen). `same`: on the "
+        "instances the group's first condition matched; `other`: on the rest; "
+        "`when: together`: the change began "
+        f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "
+        "instance (a second process brings its memory and its slowdown at once). A level or "
+        "a peak (`above`/`below` with `stat`) is dated by its first crossing in the window, "
+        "before the onset too. Users add rules with "
         "`load_kb([folder])`.",
         "",
         "A peak or dip that must have happened (`stat: max` with up/above, `min` with "
