@@ -57,6 +57,28 @@ def test_right_root_first_native(scenario: str) -> None:
         ("shared_gpu_contention", 3, "vllm"),
         # one machine slower than its own past while its peers are not: no fleet outlier needed
         ("slow_instance", 4, "native"),
+        # a slow machine backs up and fills its VRAM an hour after it slowed: no second process
+        # (the memory and the slowdown did not begin together), no leak (batches got slower)
+        ("slow_instance", 12, "vllm"),
+        # a busier, slower node flickers into a throttle state at its hottest minutes: an
+        # effect of its work, not a clock held down
+        ("slow_instance", 15, "vllm"),
+        # the second process was there before the window: above its peers, not its own past
+        ("shared_gpu_contention", 19, "vllm"),
+        # the throttled clock began an hour before the load made it matter
+        ("gpu_thermal_throttling", 10, "vllm"),
+        # the leak ran its course: the process restarted at the top just before the alert
+        ("vram_leak", 17, "native"),
+        # the whole fleet filled at once: a slight drift on two cards is not what filled them
+        ("vram_oom_cascade", 6, "tgi"),
+        ("vram_oom_cascade", 16, "vllm"),
+        # one instance out of rotation sends its share to the rest: no surge of requests
+        ("lb_instance_removed", 15, "vllm"),
+        # a stalled server's completed-request rate falls to zero while its queue fills: it was
+        # not taken out of the load balancer
+        ("threadpool_too_small", 17, "tgi"),
+        # stampedes every 24 min since before the window: a chronic cause, dated by its first
+        ("cache_stampede", 15, "native"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:
