@@ -101,7 +101,7 @@ def test_a_slight_drift_that_jumps_at_the_end_is_not_a_leak() -> None:
     """The fill came from the jump, not from the slope: the line ends far below the data."""
 
     def drift_then_jump(t: FloatArray, i: int) -> FloatArray:
-        out: FloatArray = 0.6 + 0.02 * (t - t[0]) / 3600  # 2 points an hour, monotone
+        out: FloatArray = 0.6 + 0.05 * (t - t[0]) / 3600  # 5 points an hour, monotone
         out = out + 0.001 * np.random.default_rng(i).standard_normal(t.size)
         out[-t.size // 6 :] = 1.0  # the last sixth: the card is full
         return out

@@ -271,6 +271,14 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
             ]
         }
     )
+    untimed = Group.model_validate(
+        {
+            "all": [
+                {"signal": "inference.gpu_mem_used_bytes", "state": "up"},
+                {"signal": "inference.forward_time_avg", "state": "up", "where": "same"},
+            ]
+        }
+    )
     memory = _stepped((50e9, 70e9), ONSET, f.n)
     apart = ONSET - 2 * int(TOGETHER_S // f.step)  # the slowdown came half an hour earlier
     for slow_at, holds in ((ONSET, True), (apart, False)):
@@ -280,10 +288,29 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
                 "inference.forward_time_avg": _stepped((0.02, 0.06), slow_at, f.n),
             }
         )
+        # both changes are found either way: only their timing tells the two apart
+        assert eval_group(ctx, untimed).truth is True, slow_at
         o = eval_group(ctx, group)
         assert o.truth is holds, slow_at
         if holds:
             assert o.instances == {"node-0"}
+        else:
+            assert any("not together" in e.statement for e in o.evidence)
+
+
+def test_when_together_needs_the_same_instances_and_a_dated_change() -> None:
+    from pydantic import ValidationError
+
+    from infersight.diagnose.kb import Condition
+
+    for bad in (
+        {"state": "up", "when": "together"},  # where: any
+        {"state": "trend_up", "where": "same", "when": "together"},  # a slope has no date
+        {"state": "above", "level": 0.1, "where": "same", "when": "together"},  # a median level
+    ):
+        with pytest.raises(ValidationError, match="when: together needs"):
+            Condition(signal="inference.forward_time_avg", **bad)  # type: ignore[arg-type]
+    Condition(signal="inference.forward_time_avg", state="up", where="same", when="together")
 
 
 def test_a_level_crossed_before_the_onset_is_dated_by_its_first_crossing() -> None:
@@ -298,6 +325,12 @@ def test_a_level_crossed_before_the_onset_is_dated_by_its_first_crossing() -> No
     o = eval_condition(ctx, c, None)
     assert o.truth is True and o.instances == {"node-2"}
     assert o.onset == f.start + 30 * f.step
+    # past the level from the first sample on: nothing in the window dates it, so the
+    # incident's part dates it (its first sample past the level there), not the window's start
+    loads[2, :] = 40.0
+    ctx, _ = _ctx_with({"dependency.cache_concurrent_loads": loads})
+    o = eval_condition(ctx, c, None)
+    assert o.truth is True and o.onset == f.start + ctx.split() * f.step
 
 
 def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:

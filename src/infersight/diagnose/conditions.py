@@ -47,8 +47,9 @@ class Outcome:
     missing: list[str] = field(default_factory=list)
     onset: float | None = None
     scores: list[float] = field(default_factory=list)
-    #: per instance where it holds: when its change began (where that is known)
-    began: dict[str, float] = field(default_factory=dict)
+    #: per instance where it holds: when its change began (every alternative that held and
+    #: dates its change: an `any` group keeps them all)
+    began: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 def _direction_ok(a: Anomaly, want: str) -> bool:
@@ -137,16 +138,33 @@ def _test(
     if not holds:
         return False, None, None, 0.0
     onset = ctx.onset
-    if c.stat != "median":
-        # a peak or a dip is dated by its first sample past the level, before the onset too:
-        # a level crossed again and again since before the users noticed (a chronic stampede)
-        # began then, and a cause is not dated after the effects it explains
-        whole = ctx.settled_row(sig, inst) if _reads_extreme(c) else ctx.row(sig, inst)
-        assert whole is not None
-        with np.errstate(invalid="ignore"):
-            past = whole > level if c.state == "above" else whole < level
-        onset = ctx.frame.start + ctx.frame.step * int(np.argmax(past))
+    if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
+        past = tail > level if c.state == "above" else tail < level
+        onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
+        if _reads_extreme(c):
+            onset = _first_crossing(ctx, c, inst, level, onset)
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
+
+
+def _first_crossing(ctx: Context, c: Condition, inst: str, level: float, since: float) -> float:
+    """A peak or dip past the level that also happened before the onset, after a time on the
+    normal side, is dated by its first crossing: a level crossed again and again since before
+    the users noticed (a chronic stampede) began then, and a cause is not dated after the
+    effects it explains. A row past the level from its first sample on keeps `since`: nothing
+    in the window dates it."""
+    row = ctx.settled_row(c.signal, inst)
+    assert row is not None
+    k = ctx.split()
+    with np.errstate(invalid="ignore"):
+        past = row[:k] > level if c.state == "above" else row[:k] < level
+        normal = row[:k] <= level if c.state == "above" else row[:k] >= level
+    if not np.any(past) or not np.any(normal):
+        return since
+    first_normal = int(np.argmax(normal))
+    later = np.flatnonzero(past[first_normal:])
+    if later.size == 0:
+        return since
+    return ctx.frame.start + ctx.frame.step * (first_normal + int(later[0]))
 
 
 def _reads_extreme(c: Condition) -> bool:
@@ -203,13 +221,16 @@ def _extreme(
 
 #: `rose`/`fell`: the shift of the medians must exceed this many robust σ of the time before
 SHIFT_Z = 3.0
+SHIFT_MIN_BEFORE = 5
 
 
 def _shift(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`rose`/`fell`: the median since the onset against the median before, by `factor`, and
-    beyond the noise before the onset (SHIFT_Z robust σ)."""
+    beyond the noise before the onset (SHIFT_Z robust σ of single samples: conservative, a
+    noisy signal needs more than `factor`). Fewer than SHIFT_MIN_BEFORE samples before the
+    onset tell nothing of its noise: the shift is not read."""
     pre, post, _ = ctx.before_after(c.signal, inst)
     row = ctx.row(c.signal, inst)
     if pre is None or post is None or row is None or pre <= 0:
@@ -217,7 +238,9 @@ def _shift(
     factor = float(c.factor or 1.0)
     before = row[: ctx.split()]
     before = before[~np.isnan(before)]
-    sigma = 1.4826 * float(np.median(np.abs(before - pre))) if before.size else 0.0
+    if before.size < SHIFT_MIN_BEFORE:
+        return False, None, None, 0.0
+    sigma = 1.4826 * float(np.median(np.abs(before - pre)))
     moved = post - pre if c.state == "rose" else pre - post
     ok = post >= factor * pre if c.state == "rose" else post * factor <= pre
     if not ok or moved <= SHIFT_Z * sigma:
@@ -329,18 +352,21 @@ def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tu
     return tuple(i for i in carrying if i not in anchor)
 
 
-def _together(c: Condition, inst: str, onset: float | None, began: dict[str, float]) -> bool:
-    """`when: together`: this change began within TOGETHER_S of the anchor's on `inst`."""
-    if c.when != "together" or onset is None or inst not in began:
+def _together(
+    c: Condition, inst: str, onset: float | None, began: dict[str, tuple[float, ...]]
+) -> bool:
+    """`when: together`: this change began within TOGETHER_S of one the anchor found on
+    `inst` (any of its alternatives that held)."""
+    if c.when != "together" or onset is None or not began.get(inst):
         return True
-    return abs(onset - began[inst]) <= TOGETHER_S
+    return any(abs(onset - t) <= TOGETHER_S for t in began[inst])
 
 
 def eval_condition(
     ctx: Context,
     c: Condition,
     anchor: frozenset[str] | None,
-    began: dict[str, float] | None = None,
+    began: dict[str, tuple[float, ...]] | None = None,
 ) -> Outcome:
     cands = _candidates(ctx, c, anchor)
     if not cands:
@@ -363,18 +389,21 @@ def eval_condition(
     onsets: list[float] = []
     scores: list[float] = []
     first_bad: Evidence | None = None
-    at: dict[str, float] = {}
+    at: dict[str, tuple[float, ...]] = {}
+    apart: Evidence | None = None
     for inst in cands:
         ok, ev, onset, score = _test(ctx, c, inst)
         if ok and not _together(c, inst, onset, began or {}):
             ok = False
+            if apart is None and ev is not None and onset is not None:
+                apart = _apart(ev, onset, (began or {})[inst])
         if ok:
             held.append(inst)
             if ev is not None:
                 evidence.append(ev)
             if onset is not None:
                 onsets.append(onset)
-                at[inst] = onset
+                at[inst] = (onset,)
             scores.append(score)
         elif c.state == "normal" and ev is not None and first_bad is None:
             first_bad = ev
@@ -385,10 +414,21 @@ def eval_condition(
         return Outcome(True, frozenset(held), evidence[:3], scores=[1.0])
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
-        return Outcome(False, evidence=_not_seen(ctx, c, cands))
+        return Outcome(False, evidence=[apart] if apart else _not_seen(ctx, c, cands))
     return Outcome(
         True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores, began=at
     )
+
+
+def _apart(e: Evidence, onset: float, anchor: tuple[float, ...]) -> Evidence:
+    """Evidence against: the change happened, but not together with the anchor's."""
+    gap = min(anchor, key=lambda t: abs(onset - t))
+    word = "before" if onset < gap else "after"
+    text = (
+        f"{e.statement}: {format_duration(abs(onset - gap))} {word} the change it must come "
+        f"with (at {clock(gap)}), not together"
+    )
+    return dataclasses.replace(e, supports=False, statement=text)
 
 
 def _against(e: Evidence) -> Evidence:
@@ -427,7 +467,7 @@ def eval_group(
     ctx: Context,
     g: Group,
     anchor: frozenset[str] | None = None,
-    began: dict[str, float] | None = None,
+    began: dict[str, tuple[float, ...]] | None = None,
 ) -> Outcome:
     outs: list[Outcome] = []
     local, local_began = anchor, began
@@ -446,7 +486,7 @@ def eval_group(
             if local_began is None:
                 local_began = o.began
     truths = [o.truth for o in outs]
-    at: dict[str, float] = {}
+    at: dict[str, tuple[float, ...]] = {}
     if g.mode == "all":
         truth: Truth = False if False in truths else (None if None in truths else True)
         inst = local or frozenset()
@@ -456,8 +496,8 @@ def eval_group(
         inst = frozenset().union(*(o.instances for o in outs if o.truth is True))
         for o in outs:
             if o.truth is True:
-                for i, t in o.began.items():
-                    at[i] = min(t, at.get(i, t))
+                for i, ts in o.began.items():
+                    at[i] = at.get(i, ()) + ts
     keep = [o for o in outs if o.truth is truth] if truth is not None else outs
     onsets = [o.onset for o in keep if o.onset is not None and o.truth is True]
     return Outcome(

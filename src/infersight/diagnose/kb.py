@@ -74,11 +74,13 @@ class Condition(BaseModel):
     instances carrying the signal on which it must hold (1 instance of 10 is an outlier; 6 of
     10 is the fleet); `max_share`: at most this share (a leak on one instance, not a fleet-wide
     ramp with load).
-    when: `together`: on each instance the change began within `TOGETHER_S` of the change the
-    enclosing `all` group's first matched member found there (a second process brings its
-    memory and its slowdown at once; a slowdown an hour before the memory rose is another
-    story); `any` (default): no constraint. Where either has no onset (a level, a slope) it
-    does not constrain.
+    when: `together` (with `where: same`, on a state that dates its own change: up, down,
+    outlier, absent, event, outage, above/below with `stat`): on each instance the change began
+    within `TOGETHER_S` of a change the first matched member of the enclosing `all` group (of
+    the outer one, for a group nested in an `all`) found there, any of its alternatives (a
+    second process brings its memory and its slowdown at once; a slowdown an hour before the
+    memory rose is another story); `any` (default): no constraint. An anchor without a date
+    of its own (a slope) does not constrain; a median level is dated by the incident onset.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -106,6 +108,14 @@ class Condition(BaseModel):
             raise ValueError(f"stat {self.stat} applies to above/below/up/down")
         capacity = self.state in ("over_capacity", "within_capacity")
         shift = self.state in ("rose", "fell")
+        dated = ("up", "down", "outlier", "absent", "event", "outage")
+        if self.when == "together" and (
+            self.where != "same" or not (self.state in dated or self.stat != "median")
+        ):
+            raise ValueError(
+                "when: together needs where: same and a state that dates its change "
+                "(up, down, outlier, absent, event, outage, or above/below with stat)"
+            )
         if shift and (self.factor is None or self.where != "same"):
             raise ValueError(f"state {self.state!r} needs a factor and where: same")
         if (

@@ -113,9 +113,10 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
         f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "
-        "instance (a second process brings its memory and its slowdown at once). A level or "
-        "a peak (`above`/`below` with `stat`) is dated by its first crossing in the window, "
-        "before the onset too. Users add rules with "
+        "instance (a second process brings its memory and its slowdown at once). A peak or "
+        "dip past a level (`above` with `stat: max`, `below` with `min`) that had been crossed "
+        "before the onset too, after a time on the normal side, is dated by its first "
+        "crossing. Users add rules with "
         "`load_kb([folder])`.",
         "",
         "A peak or dip that must have happened (`stat: max` with up/above, `min` with "
