@@ -79,6 +79,11 @@ def test_right_root_first_native(scenario: str) -> None:
         ("threadpool_too_small", 17, "tgi"),
         # stampedes every 24 min since before the window: a chronic cause, dated by its first
         ("cache_stampede", 15, "native"),
+        # the morning ramp raised traffic everywhere, yet one card's memory alone climbed: the
+        # traffic does not explain it
+        ("vram_leak", 24, "vllm"),
+        # Triton keeps counting the wait of requests whose clients gave up: the queue shows
+        ("unbounded_queue", 24, "triton"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:
