@@ -115,16 +115,20 @@ def triton(store: RawStore, res: SimResult) -> None:
         v = _Node(res, j)
         t = _engine(store, res, v, "triton", 8002)
         m = {"model": "chat-model", "version": "1"}
-        t.counter("nv_inference_request_success", v.ok, **m)
+        # Triton runs a request whose client has already given up (an HTTP disconnect does not
+        # cancel it) and counts it a success, with its whole wait: a client timeout is not a
+        # Triton failure, and the queue time keeps growing while the clients time out
+        gave_up = v.col["timeouts"] * v.dt
+        t.counter("nv_inference_request_success", v.done, **m)
         t.counter("nv_inference_request_failure", v.rej, reason="REJECTED", **m)
-        t.counter("nv_inference_request_failure", v.err - v.rej, reason="OTHER", **m)
+        t.counter("nv_inference_request_failure", v.err - v.rej - gave_up, reason="OTHER", **m)
         t.counter("nv_inference_count", v.done, **m)
         t.counter("nv_inference_exec_count", v.batches, **m)
         t.gauge("nv_inference_pending_request_count", v.col["queue"], **m)
-        t.counter("nv_inference_queue_duration_us", v.col["queue_wait"] * v.ok * 1e6, **m)
+        t.counter("nv_inference_queue_duration_us", v.col["queue_wait"] * v.done * 1e6, **m)
         mean = np.nan_to_num(v.e2e) @ MASS
-        t.counter("nv_inference_request_duration_us", mean * v.ok * 1e6, **m)
-        t.counter("nv_inference_compute_infer_duration_us", v.col["batch_s"] * v.ok * 1e6, **m)
+        t.counter("nv_inference_request_duration_us", mean * v.done * 1e6, **m)
+        t.counter("nv_inference_compute_infer_duration_us", v.col["batch_s"] * v.done * 1e6, **m)
         t.gauge("nv_model_load_duration_secs", v.col["load_time"], **m)
         g = {"gpu_uuid": f"GPU-{j:08x}-sim"}
         t.gauge("nv_gpu_utilization", v.col["gpu_util"], **g)
