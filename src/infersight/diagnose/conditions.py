@@ -16,21 +16,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from infersight.detect import Anomaly
-from infersight.diagnose.capacity import Capacity, estimate
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import clock, from_anomaly, from_level, from_normal
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
-from infersight.frame import FloatArray
+from infersight.diagnose.row_states import (
+    CAPACITY_MARGIN,
+    CAPACITY_SHARE,
+    capacity_missing,
+    capacity_state,
+    estimate_capacity,
+    extreme,
+    first_crossing,
+    outage,
+    reads_extreme,
+    settled_data,
+    shift,
+)
 from infersight.units import format_duration
-
-#: what `over_capacity` / `within_capacity` read besides the configured limit
-CAPACITY_INPUTS = ("inference.gpu_mem_used_bytes", "inference.gpu_mem_used_ratio")
-#: in-flight work: the engine's own count, else the pool's busy ratio × its size
-IN_FLIGHT = ("inference.running_requests", "service.threadpool_busy_ratio")
-#: defaults of the capacity states: the whole card (`level`), a 2× margin (`factor`)
-CAPACITY_SHARE = 1.0
-CAPACITY_MARGIN = 2.0
 
 Truth = bool | None
 #: `event` counts what happened from this long before the incident's onset
@@ -77,13 +80,13 @@ def _test(
     """(holds, evidence, onset, score) of one condition on one instance."""
     sig = c.signal
     if c.state in ("over_capacity", "within_capacity"):
-        return _capacity(ctx, c, inst)
+        return capacity_state(ctx, c, inst)
     if c.state == "outage":
-        return _outage(ctx, c, inst)
+        return outage(ctx, c, inst)
     if c.state in ("rose", "fell"):
-        return _shift(ctx, c, inst)
+        return shift(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):
-        return _extreme(ctx, c, inst)
+        return extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
         kind = {"up": "deviation", "down": "deviation", "outlier": "fleet_outlier"}.get(
             c.state, "trend"
@@ -127,7 +130,7 @@ def _test(
         ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
         return True, ev, onset, 10.0
     if c.stat != "median":
-        if _reads_extreme(c):
+        if reads_extreme(c):
             settled = ctx.settled_row(sig, inst)
             assert settled is not None
             tail = settled[ctx.split() :]
@@ -141,206 +144,9 @@ def _test(
     if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
         past = tail > level if c.state == "above" else tail < level
         onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
-        if _reads_extreme(c):
-            onset = _first_crossing(ctx, c, inst, level, onset)
+        if reads_extreme(c):
+            onset = first_crossing(ctx, c, inst, level, onset)
     return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
-
-
-def _first_crossing(ctx: Context, c: Condition, inst: str, level: float, since: float) -> float:
-    """A peak or dip past the level that also happened before the onset, after a time on the
-    normal side, is dated by its first crossing: a level crossed again and again since before
-    the users noticed (a chronic stampede) began then, and a cause is not dated after the
-    effects it explains. A row past the level from its first sample on keeps `since`: nothing
-    in the window dates it."""
-    row = ctx.settled_row(c.signal, inst)
-    assert row is not None
-    k = ctx.split()
-    with np.errstate(invalid="ignore"):
-        past = row[:k] > level if c.state == "above" else row[:k] < level
-        normal = row[:k] <= level if c.state == "above" else row[:k] >= level
-    if not np.any(past) or not np.any(normal):
-        return since
-    first_normal = int(np.argmax(normal))
-    later = np.flatnonzero(past[first_normal:])
-    if later.size == 0:
-        return since
-    return ctx.frame.start + ctx.frame.step * (first_normal + int(later[0]))
-
-
-def _reads_extreme(c: Condition) -> bool:
-    """A peak or a dip that must have happened (peak up/above, dip down/below): such readings
-    skip the samples just after a restart. "The peak stayed below" needs every sample."""
-    return (c.stat, c.state) in (("max", "up"), ("max", "above"), ("min", "down"), ("min", "below"))
-
-
-def _settled_data(ctx: Context, c: Condition, inst: str) -> bool:
-    """Whether a peak or dip condition has readings left on both sides of the onset once the
-    samples after restarts are set aside (else it is undecidable there, not false)."""
-    if c.stat == "median" or not _reads_extreme(c):
-        return True
-    row = ctx.settled_row(c.signal, inst)
-    if row is None:
-        return False
-    k = ctx.split()
-    tail_ok = bool(np.any(~np.isnan(row[k:])))
-    return tail_ok and (c.state in ("above", "below") or bool(np.any(~np.isnan(row[:k]))))
-
-
-def _extreme(
-    ctx: Context, c: Condition, inst: str
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """`up`/`down` with stat max/min: the extreme since the onset against the one before it,
-    leaving out readings taken just after the target was down (see `Context.settled_row`)."""
-    row = ctx.settled_row(c.signal, inst) if _reads_extreme(c) else ctx.row(c.signal, inst)
-    if row is None:
-        return False, None, None, 0.0
-    k = ctx.split()
-    pre, tail = row[:k], row[k:]
-    if not np.any(~np.isnan(pre)) or not np.any(~np.isnan(tail)):
-        return False, None, None, 0.0
-    pick = np.nanmax if c.stat == "max" else np.nanmin
-    before, after = float(pick(pre)), float(pick(tail))
-    factor = c.factor if c.factor is not None else 2.0
-    if c.state == "up":
-        holds = after > 0 and after >= factor * max(before, 0.0)
-    else:
-        holds = after * factor <= before
-    if c.delta is not None:
-        holds = holds and abs(after - before) >= c.delta
-    if not holds:
-        return False, None, None, 0.0
-    # dated by the first sample past the threshold, not by the peak: a burst's cause begins
-    # when the values leave their old range, and the peak can come many minutes later
-    bar = factor * max(before, 0.0) if c.state == "up" else before / factor
-    crossed = ((tail >= bar) & (tail > 0)) if c.state == "up" else (tail <= bar)
-    at = k + int(np.argmax(crossed))
-    onset = ctx.frame.start + ctx.frame.step * at
-    ev = from_level(ctx, c.signal, inst, c.stat, before, after, bar, onset)
-    return True, ev, onset, min(10.0, after / before) if before > 0 else 10.0
-
-
-#: `rose`/`fell`: the shift of the medians must exceed this many robust σ of the time before
-SHIFT_Z = 3.0
-SHIFT_MIN_BEFORE = 5
-
-
-def _shift(
-    ctx: Context, c: Condition, inst: str
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """`rose`/`fell`: the median since the onset against the median before, by `factor`, and
-    beyond the noise before the onset (SHIFT_Z robust σ of single samples: conservative, a
-    noisy signal needs more than `factor`). Fewer than SHIFT_MIN_BEFORE samples before the
-    onset tell nothing of its noise: the shift is not read."""
-    pre, post, _ = ctx.before_after(c.signal, inst)
-    row = ctx.row(c.signal, inst)
-    if pre is None or post is None or row is None or pre <= 0:
-        return False, None, None, 0.0
-    factor = float(c.factor or 1.0)
-    before = row[: ctx.split()]
-    before = before[~np.isnan(before)]
-    if before.size < SHIFT_MIN_BEFORE:
-        return False, None, None, 0.0
-    sigma = 1.4826 * float(np.median(np.abs(before - pre)))
-    moved = post - pre if c.state == "rose" else pre - post
-    ok = post >= factor * pre if c.state == "rose" else post * factor <= pre
-    if not ok or moved <= SHIFT_Z * sigma:
-        return False, None, None, 0.0
-    ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset)
-    return True, ev, ctx.onset, min(10.0, max(post / pre, pre / post) if post > 0 else 10.0)
-
-
-def _outage(
-    ctx: Context, c: Condition, inst: str
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """`outage`: the longest run of `up` 0 that ended (the target came back) since the split."""
-    row = ctx.row(c.signal, inst)
-    if row is None:
-        return False, None, None, 0.0
-    step, k = ctx.frame.step, ctx.split()
-    down = np.concatenate(([False], row < 0.5, [False]))  # NaN (no sample) is not "down"
-    edges = np.flatnonzero(np.diff(down.astype(np.int8)))
-    starts, ends = edges[0::2], edges[1::2]  # ends: the first sample up again
-    back = (ends < row.size) & (ends >= k) & (row[np.minimum(ends, row.size - 1)] >= 0.5)
-    if not np.any(back):
-        return False, None, None, 0.0
-    longest = int(np.argmax(np.where(back, ends - starts, -1)))
-    seconds = float(ends[longest] - starts[longest]) * step
-    if seconds < float(c.level or 0.0):
-        return False, None, None, 0.0
-    onset = ctx.frame.start + step * float(starts[longest])
-    ev = Evidence(
-        signal=c.signal,
-        instance=inst,
-        kind="event",
-        supports=True,
-        statement=(
-            f"{inst} was down (up = 0) for {format_duration(seconds)} from {clock(onset)} and "
-            f"came back: at least {format_duration(float(c.level or 0.0))} to serve again"
-        ),
-        window_start=onset,
-        window_end=onset + seconds,
-        baseline=float(c.level or 0.0),
-        observed=seconds,
-        unit="s",
-        onset=onset,
-    )
-    return True, ev, onset, min(10.0, 5.0 * seconds / max(float(c.level or 1.0), 1.0))
-
-
-def _capacity(
-    ctx: Context, c: Condition, inst: str
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """`over_capacity` / `within_capacity`: the configured limit (`c.signal`) against the card's
-    concurrency V/M estimated from this window (see `capacity`). Undecidable instances count as
-    not holding; `eval_condition` makes the condition unknown when none can be decided."""
-    share = c.level if c.level is not None else CAPACITY_SHARE
-    factor = c.factor if c.factor is not None else CAPACITY_MARGIN
-    cap = _estimate(ctx, c.signal, inst, share)
-    if cap is None:
-        return False, None, None, 0.0
-    over = cap.over(factor)
-    if over != (c.state == "over_capacity"):
-        return False, None, None, 0.0
-    ev = Evidence(
-        signal=c.signal,
-        instance=inst,
-        kind="level",
-        supports=True,
-        statement=cap.statement(inst, factor),
-        window_start=ctx.frame.start,
-        window_end=ctx.frame.end,
-        baseline=factor * cap.safe(),
-        observed=cap.limit,
-        unit=ctx.unit(c.signal),
-    )
-    score = min(10.0, cap.limit / (factor * cap.safe())) if cap.safe() > 0 else 10.0
-    return True, ev, None, score if over else 1.0
-
-
-def _estimate(ctx: Context, limit_signal: str, inst: str, share: float) -> Capacity | None:
-    key = ("capacity", limit_signal, inst)
-    if key not in ctx.memo:
-        running = ctx.row(IN_FLIGHT[0], inst)
-        limit = ctx.row(limit_signal, inst)
-        if running is not None and np.any(~np.isnan(running)):
-            flight: FloatArray | None = running
-        else:
-            busy = ctx.row(IN_FLIGHT[1], inst)
-            flight = None if busy is None or limit is None else busy * limit
-        used, ratio = (ctx.row(s, inst) for s in CAPACITY_INPUTS)
-        ctx.memo[key] = estimate(used, ratio, flight, limit, CAPACITY_SHARE)
-    cap = ctx.memo[key]
-    assert cap is None or isinstance(cap, Capacity)
-    return None if cap is None else dataclasses.replace(cap, usable_share=share)
-
-
-def _capacity_missing(ctx: Context, c: Condition, cands: Sequence[str]) -> list[str]:
-    """The inputs of a capacity state that none of `cands` carries."""
-    have = set(cands)
-    need = [s for s in CAPACITY_INPUTS if not have & set(ctx.instances_of(s))]
-    if not any(have & set(ctx.instances_of(s)) for s in IN_FLIGHT):
-        need.extend(IN_FLIGHT)
-    return need
 
 
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
@@ -375,12 +181,12 @@ def eval_condition(
             return Outcome(None, missing=missing)
         return Outcome(False)
     if c.state in ("over_capacity", "within_capacity"):
-        decided = [i for i in cands if _estimate(ctx, c.signal, i, 1.0) is not None]
+        decided = [i for i in cands if estimate_capacity(ctx, c.signal, i, 1.0) is not None]
         if not decided:
-            return Outcome(None, missing=_capacity_missing(ctx, c, cands))
+            return Outcome(None, missing=capacity_missing(ctx, c, cands))
         cands = tuple(decided)
     if c.stat != "median" and c.state in ("up", "down", "above", "below"):
-        readable = [i for i in cands if _settled_data(ctx, c, i)]
+        readable = [i for i in cands if settled_data(ctx, c, i)]
         if not readable:  # only readings right after restarts, which are not trusted
             return Outcome(None)
         cands = tuple(readable)
@@ -440,7 +246,7 @@ def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence
     inst = cands[0]
     if c.state in ("over_capacity", "within_capacity"):
         share = c.level if c.level is not None else CAPACITY_SHARE
-        cap = _estimate(ctx, c.signal, inst, share)
+        cap = estimate_capacity(ctx, c.signal, inst, share)
         if cap is not None:
             factor = c.factor if c.factor is not None else CAPACITY_MARGIN
             text = cap.statement(inst, factor) + f" (not {c.state.replace('_', ' ')})"

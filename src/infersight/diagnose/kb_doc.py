@@ -7,9 +7,10 @@ fires (and what refutes it), what it explains, and what to do.
 from __future__ import annotations
 
 from infersight.diagnose.chain import LATE_S
-from infersight.diagnose.conditions import SHIFT_Z, TOGETHER_S
+from infersight.diagnose.conditions import TOGETHER_S
 from infersight.diagnose.context import SETTLE_S
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
+from infersight.diagnose.row_states import SHIFT_Z
 
 
 def _cond(c: Condition) -> str:
