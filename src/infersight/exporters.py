@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from infersight.promql import PromQLSyntaxError, metric_names, parse
 from infersight.promql.ast import Expr
 from infersight.signals import all_signals
+from infersight.yamltext import parse_yaml
 
 #: Labels that identify a machine or pod, in the order identity.resolve prefers them.
 IDENTITY_LABELS: tuple[str, ...] = ("node", "hostname", "Hostname", "instance", "pod")
@@ -106,7 +107,7 @@ class Family:
 
 def _load_family(text: str, origin: str) -> Family:
     try:
-        raw: Any = yaml.safe_load(text)
+        raw: Any = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{origin}: not valid YAML: {exc}".replace("\n", " ")) from None
     try:

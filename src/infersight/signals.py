@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-import yaml
+from infersight.yamltext import parse_yaml
 
 
 class Layer(StrEnum):
@@ -95,7 +95,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
 def all_signals() -> dict[str, Signal]:
     """Every canonical signal by name, in layer order."""
     text = resources.files("infersight.catalog").joinpath("signals.yaml").read_text("utf-8")
-    return _parse(yaml.safe_load(text))
+    return _parse(parse_yaml(text))
 
 
 def get_signal(name: str) -> Signal:

@@ -231,6 +231,29 @@ def test_duplicate_point(folder: Path) -> None:
     refused(folder, "has a point twice")
 
 
+def test_dictionary_that_repeats_a_value_is_read_as_one_name(folder: Path) -> None:
+    """A hand-made dictionary may list a name twice: both entries are the same signal, so a
+    point under each at the same time and instance is a point twice."""
+    cols = good_columns(folder)
+    names = cols["signal"].cast(pa.string()).to_pylist()
+    vocab = sorted(set(names))
+    # every row points at the second copy of its name, except the first row's first copy
+    dictionary = pa.array([*vocab, *vocab], pa.string())
+    codes = [vocab.index(v) + len(vocab) for v in names]
+    codes[0] = vocab.index(names[0])
+    cols["signal"] = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), dictionary)
+    replace_member(folder, PARQUET, parquet(cols))
+    path = pack(folder)
+    frame = read_bundle(path).windows["incident"]
+    assert sorted(frame.signals) == vocab
+    doubled = {k: pa.concat_arrays([v, v.slice(0, 1)]) for k, v in cols.items()}
+    doubled["signal"] = pa.DictionaryArray.from_arrays(
+        pa.array([*codes, codes[0] + len(vocab)], pa.int32()), dictionary
+    )
+    replace_member(folder, PARQUET, parquet(doubled))
+    refused(folder, "has a point twice")
+
+
 def test_signal_not_in_manifest(folder: Path) -> None:
     cols = good_columns(folder)
     sig = cols["signal"].cast(pa.string()).to_pylist()

@@ -9,7 +9,7 @@ from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
 from infersight.diagnose.chain import LATE_S, chain, edges, roots
-from infersight.diagnose.context import Context
+from infersight.diagnose.context import Context, row_medians
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.rank import Candidate, order
 from infersight.frame import MetricFrame, SignalSeries
@@ -360,3 +360,17 @@ def test_rose_needs_a_factor_and_the_same_instances() -> None:
         Condition(signal="service.e2e_latency_avg", state="rose", where="same")
     with pytest.raises(ValidationError, match="needs a factor and where: same"):
         Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2)
+
+
+def test_row_medians_match_numpy_per_row_without_nans() -> None:
+    rng = np.random.default_rng(3)
+    block = rng.normal(size=(40, 17))
+    block[rng.random(block.shape) < 0.3] = np.nan
+    block[5] = np.nan  # a row with no numbers at all
+    block[6, :3] = [np.inf, -np.inf, 2.0]
+    got = row_medians(block)
+    for i, row in enumerate(block):
+        ok = row[~np.isnan(row)]
+        want = float(np.median(ok)) if ok.size else np.nan
+        assert (np.isnan(got[i]) and np.isnan(want)) or got[i] == want, i
+    assert row_medians(block[:, :0]).shape == (40,)

@@ -64,10 +64,24 @@ def _codes(table: pa.Table, column: str) -> tuple[np.ndarray, list[str]]:
         raise ValueError(f"column {column!r} has type {col.type}; expected strings")
     if col.null_count:
         raise ValueError(f"column {column!r} has nulls")
-    # decode first: a hand-made dictionary may repeat values or hold unused ones
-    encoded = (col.dictionary_decode() if dictionary else col).dictionary_encode()
-    indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return indices, [str(v) for v in encoded.dictionary.to_pylist()]
+    if not dictionary:
+        encoded = col.dictionary_encode()
+        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return indices, [str(v) for v in encoded.dictionary.to_pylist()]
+    # a hand-made dictionary may repeat values or hold unused ones: merge the repeats (the
+    # dictionary is small, the column long: no decoding of the column's strings)
+    names: dict[str, int] = {}
+    remap = np.array(
+        [
+            -1 if v is None else names.setdefault(str(v), len(names))
+            for v in col.dictionary.to_pylist()
+        ],
+        dtype=np.int64,
+    )
+    indices = remap[np.asarray(col.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+    if np.any(indices < 0):
+        raise ValueError(f"column {column!r} has nulls")
+    return indices, list(names)
 
 
 def _floats(table: pa.Table, column: str) -> np.ndarray:
@@ -116,7 +130,7 @@ def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFr
         rows = row_of[s_inst]
         arr = np.full((uniq.size, n), np.nan)
         flat = rows * n + col[group]
-        if np.unique(flat).size != flat.size:
+        if np.bincount(flat, minlength=arr.size).max(initial=0) > 1:
             raise ValueError(f"signal {sig_names[sig_idx[group[0]]]!r} has a point twice")
         arr.reshape(-1)[flat] = vals[group]
         series[sig_names[sig_idx[group[0]]]] = SignalSeries(tuple(inst_names[i] for i in uniq), arr)

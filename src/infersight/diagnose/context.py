@@ -130,18 +130,27 @@ class Context:
     def before_after(
         self, signal: str, instance: str, at: float | None = None
     ) -> tuple[float | None, float | None, FloatArray | None]:
-        """(median before, median since the split, the values since the split); computed once
-        per signal, instance and split (many conditions read the same ones)."""
-        key = ("before_after", signal, instance, str(at))
+        """(median before, median since the split, the values since the split); the medians
+        are computed once per signal and split for every instance (conditions read many)."""
+        row = self.row(signal, instance)
+        if row is None or row.size < 2:
+            return None, None, None
+        k = self.split(at)
+        before, after = self._split_medians(signal, k)[instance]
+        return before, after, row[k:]
+
+    def _split_medians(self, signal: str, k: int) -> dict[str, tuple[float | None, float | None]]:
+        """Medians before and since grid index k of every instance's row, in one pass."""
+        key = ("split_medians", signal, str(k))
         if key not in self.memo:
-            row = self.row(signal, instance)
-            if row is None or row.size < 2:
-                self.memo[key] = (None, None, None)
-            else:
-                k = self.split(at)
-                self.memo[key] = (_median(row[:k]), _median(row[k:]), row[k:])
+            s = self.frame.get(signal)
+            assert s is not None
+            pre, post = row_medians(s.values[:, :k]), row_medians(s.values[:, k:])
+            self.memo[key] = {
+                inst: (_or_none(pre[i]), _or_none(post[i])) for i, inst in enumerate(s.instances)
+            }
         out = self.memo[key]
-        assert isinstance(out, tuple)
+        assert isinstance(out, dict)
         return out
 
     def anomalies(self, signal: str, instance: str, kind: str | None = None) -> list[Anomaly]:
@@ -163,6 +172,19 @@ class Context:
         return s.bad if s is not None else "both"
 
 
-def _median(v: FloatArray) -> float | None:
-    ok = v[~np.isnan(v)]
-    return float(np.median(ok)) if ok.size else None
+def row_medians(block: FloatArray) -> FloatArray:
+    """The median of each row's numbers (NaN where a row has none): np.median of the row
+    without its NaNs, for all rows at once (sorting puts the NaNs last)."""
+    if block.shape[1] == 0:
+        return np.full(block.shape[0], np.nan)
+    ordered = np.sort(block, axis=1)
+    count = np.sum(~np.isnan(block), axis=1)
+    lo = np.maximum((count - 1) // 2, 0)[:, None]
+    hi = np.maximum(count // 2, 0)[:, None]
+    mid = (np.take_along_axis(ordered, lo, 1) + np.take_along_axis(ordered, hi, 1)) / 2.0
+    out: FloatArray = np.where(count > 0, mid[:, 0], np.nan)
+    return out
+
+
+def _or_none(v: float) -> float | None:
+    return None if np.isnan(v) else float(v)

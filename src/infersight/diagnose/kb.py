@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from infersight.signals import Layer, all_signals
+from infersight.yamltext import parse_yaml
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
@@ -253,7 +254,7 @@ def _loc(err: ValidationError) -> str:
 def parse_rule(text: str, origin: str) -> Rule:
     """One rule from YAML text; KBError names `origin` and the failing field."""
     try:
-        raw = yaml.safe_load(text)
+        raw = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise KBError(f"{origin}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
