@@ -32,7 +32,7 @@ REAL = re.compile(
     r"|nv_gpu_(utilization|memory_used_bytes|memory_total_bytes|power_usage)"
     r"|tgi_(queue_size|batch_current_size|request_count|request_success|request_failure"
     r"|(request_queue_duration|request_duration|request_mean_time_per_token_duration"
-    r"|batch_forward_duration)_bucket|(request_queue_duration|request_duration)_(sum|count)"
+    r"|batch_forward_duration)_bucket|(request_queue_duration|request_duration|batch_forward_duration)_(sum|count)"
     r"|request_generated_tokens_sum)"
     r"|DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|GPU_TEMP|SM_CLOCK|POWER_USAGE"
     r"|CLOCKS_EVENT_REASONS|CLOCK_THROTTLE_REASONS|XID_ERRORS|ECC_DBE_VOL_TOTAL"

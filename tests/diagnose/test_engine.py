@@ -374,3 +374,46 @@ def test_row_medians_match_numpy_per_row_without_nans() -> None:
         want = float(np.median(ok)) if ok.size else np.nan
         assert (np.isnan(got[i]) and np.isnan(want)) or got[i] == want, i
     assert row_medians(block[:, :0]).shape == (40,)
+
+
+def test_outpaces_compares_a_slowdown_with_what_its_would_be_cause_can_make() -> None:
+    """Batches 1.6x slower than the fleet's on a card whose clock is 1.5% below theirs: the
+    clock did not slow them. With the clock 25% down, the same slowdown is the clock's."""
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    pace = Condition(
+        signal="inference.forward_time_avg",
+        state="outpaces",
+        than="infra.gpu_sm_clock_mhz",
+        factor=1.25,
+        where="same",
+    )
+    f = _frame(_vector_incident())
+    for clock_drop, slower, holds in ((0.985, 1.6, True), (0.75, 1.3, False), (0.985, 1.1, False)):
+        fwd = np.full((len(NODES), f.n), 0.023)
+        fwd[1, ONSET:] *= slower
+        clk = np.full((len(NODES), f.n), 1980.0)
+        clk[1, ONSET:] *= clock_drop
+        ctx, _ = _ctx_with({"inference.forward_time_avg": fwd, "infra.gpu_sm_clock_mhz": clk})
+        o = eval_condition(ctx, pace, frozenset({"node-1"}))
+        assert o.truth is holds, (clock_drop, slower)
+        if holds:
+            assert o.instances == {"node-1"}
+            assert "1.60× worse than its peers'" in o.evidence[0].statement
+
+
+def test_outpaces_needs_than_factor_and_the_same_instances() -> None:
+    from pydantic import ValidationError
+
+    from infersight.diagnose.kb import Condition
+
+    fwd, clk = "inference.forward_time_avg", "infra.gpu_sm_clock_mhz"
+    with pytest.raises(ValidationError, match="'outpaces' and `than` go together"):
+        Condition(signal=fwd, state="outpaces", factor=1.2, where="same")
+    with pytest.raises(ValidationError, match="'outpaces' and `than` go together"):
+        Condition(signal=fwd, state="rose", than=clk, factor=1.2, where="same")
+    with pytest.raises(ValidationError, match=r"unknown signal 'gpu\.clock' in `than`"):
+        Condition(signal=fwd, state="outpaces", than="gpu.clock", factor=1.2, where="same")
+    with pytest.raises(ValidationError, match="needs a factor and where: same"):
+        Condition(signal=fwd, state="outpaces", than=clk, factor=1.2)

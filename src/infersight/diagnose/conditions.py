@@ -29,6 +29,7 @@ from infersight.diagnose.row_states import (
     extreme,
     first_crossing,
     outage,
+    outpaces,
     reads_extreme,
     settled_data,
     shift,
@@ -85,6 +86,8 @@ def _test(
         return outage(ctx, c, inst)
     if c.state in ("rose", "fell"):
         return shift(ctx, c, inst)
+    if c.state == "outpaces":
+        return outpaces(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):
         return extreme(ctx, c, inst)
     if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
@@ -168,6 +171,21 @@ def _together(
     return any(abs(onset - t) <= TOGETHER_S for t in began[inst])
 
 
+def _first_sign(ctx: Context, c: Condition, inst: str, onset: float | None) -> float | None:
+    """When the change this condition found first showed on `inst`: its earliest deviation or
+    fleet outlier the same way. A batch time above its peers' since 09:10 that grew into a
+    deviation from its own past at 11:35 began at 09:10."""
+    if onset is None or c.when != "together":
+        return onset
+    want = c.direction or ("down" if c.state in ("down", "fell", "below") else "up")
+    seen = [
+        a.onset
+        for a in ctx.anomalies(c.signal, inst)
+        if a.kind in ("deviation", "fleet_outlier") and _direction_ok(a, want)
+    ]
+    return min([onset, *seen])
+
+
 def eval_condition(
     ctx: Context,
     c: Condition,
@@ -199,10 +217,11 @@ def eval_condition(
     apart: Evidence | None = None
     for inst in cands:
         ok, ev, onset, score = _test(ctx, c, inst)
-        if ok and not _together(c, inst, onset, began or {}):
+        first = _first_sign(ctx, c, inst, onset)
+        if ok and not _together(c, inst, first, began or {}):
             ok = False
-            if apart is None and ev is not None and onset is not None:
-                apart = _apart(ev, onset, (began or {})[inst])
+            if apart is None and ev is not None and first is not None:
+                apart = _apart(ev, first, (began or {})[inst])
         if ok:
             held.append(inst)
             if ev is not None:

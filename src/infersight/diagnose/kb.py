@@ -23,7 +23,7 @@ from infersight.yamltext import parse_yaml
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event", "over_capacity", "within_capacity", "outage", "rose", "fell",
+    "event", "over_capacity", "within_capacity", "outage", "rose", "fell", "outpaces",
 ]  # fmt: skip
 #: the capacity states compare this configured limit with what the card holds
 CAPACITY_SIGNAL = "service.concurrency_limit"
@@ -69,6 +69,11 @@ class Condition(BaseModel):
     the median before it, and the shift is larger than the noise before it — a change smaller
     than detection's floors (a 40% deviation), read only where a cause has been seen, to tell
     whether the users felt it (latency up 30% on the hosts whose disk filled with log writes).
+    `outpaces` (with `than` and `factor`, only `where: same`): on the instances another
+    condition pinned, the signal is worse than its peers' (median since the onset, the signal's
+    bad direction) by at least `factor` times as much as `than` is worse than its peers' — a
+    change larger than the one offered as its cause can make (batches 1.6× slower than the
+    fleet's on a card whose clock is 1.5% below theirs: the clock did not slow them).
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
@@ -97,6 +102,7 @@ class Condition(BaseModel):
     when: When = "any"
     min_share: float = Field(0.0, ge=0.0, le=1.0)
     max_share: float = Field(1.0, ge=0.0, le=1.0)
+    than: str | None = None
     note: str = ""
 
     @model_validator(mode="after")
@@ -117,12 +123,17 @@ class Condition(BaseModel):
                 "when: together needs where: same and a state that dates its change "
                 "(up, down, outlier, absent, event, outage, or above/below with stat)"
             )
-        if shift and (self.factor is None or self.where != "same"):
+        pace = self.state == "outpaces"
+        if pace != (self.than is not None):
+            raise ValueError("state 'outpaces' and `than` go together")
+        if self.than is not None and self.than not in all_signals():
+            raise ValueError(f"unknown signal {self.than!r} in `than`")
+        if (shift or pace) and (self.factor is None or self.where != "same"):
             raise ValueError(f"state {self.state!r} needs a factor and where: same")
         if (
             self.factor is not None
             and self.state not in ("up", "down", "outlier")
-            and not (capacity or shift)
+            and not (capacity or shift or pace)
         ):
             raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
         if self.state == "outage" and self.signal != UP_SIGNAL:

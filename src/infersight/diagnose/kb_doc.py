@@ -32,6 +32,8 @@ def _cond(c: Condition) -> str:
             f" on the {c.where} instances" if c.where != "any" else ""
         )
     parts = [f"`{c.signal}` {c.state.replace('_', ' ')}"]
+    if c.than is not None:
+        parts.append(f"`{c.than}`")
     if c.factor is not None:
         parts.append(f"by ≥ {c.factor:g}×")
     if c.delta is not None:
@@ -110,7 +112,10 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "seconds that came back (a restart slow to serve); `rose`/`fell` — on instances "
         "another condition pinned, the median since the onset against the median before by "
         f"the factor and beyond {SHIFT_Z:g} robust σ of the noise before (a change under "
-        "detection's floors: did the users feel a cause already seen). `same`: on the "
+        "detection's floors: did the users feel a cause already seen); `outpaces` — on "
+        "instances another condition pinned, the signal is further from its peers' (the bad "
+        "way) than the `than` signal is from theirs, by the factor (a slowdown larger than "
+        "its would-be cause can make). `same`: on the "
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
         f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "

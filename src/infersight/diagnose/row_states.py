@@ -16,7 +16,7 @@ from infersight.diagnose.evidence import clock, from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.result import Evidence
 from infersight.frame import FloatArray
-from infersight.units import format_duration
+from infersight.units import format_duration, format_value
 
 #: what `over_capacity` / `within_capacity` read besides the configured limit
 CAPACITY_INPUTS = ("inference.gpu_mem_used_bytes", "inference.gpu_mem_used_ratio")
@@ -128,6 +128,46 @@ def shift(
         return False, None, None, 0.0
     ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset)
     return True, ev, ctx.onset, min(10.0, max(post / pre, pre / post) if post > 0 else 10.0)
+
+
+def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
+    """(how many times worse than its peers, its median, the peers' median) since the onset,
+    worse the signal's bad way (a clock lower, a batch time higher); None without peers."""
+    s = ctx.frame.get(signal)
+    if s is None or inst not in s.instances or len(s.instances) < 3:
+        return None
+    peers = [
+        m
+        for other in s.instances
+        if other != inst and (m := ctx.before_after(signal, other)[1]) is not None
+    ]
+    own = ctx.before_after(signal, inst)[1]
+    if own is None or len(peers) < 2:
+        return None
+    fleet = float(np.median(peers))
+    if own <= 0 or fleet <= 0:
+        return None
+    return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
+
+
+def outpaces(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`outpaces`: the signal is `factor` times further from its peers (its bad way) than
+    `than` is from theirs: a change its would-be cause is too small to make."""
+    assert c.than is not None and c.factor is not None
+    mine, cause = _worse_than_peers(ctx, c.signal, inst), _worse_than_peers(ctx, c.than, inst)
+    if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
+        return False, None, None, 0.0
+    u, cu = ctx.unit(c.signal), ctx.unit(c.than)
+    ev = from_level(ctx, c.signal, inst, "above", mine[2], mine[1], mine[2], ctx.onset)
+    text = (
+        f"{c.signal} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident began "
+        f"({format_value(mine[1], u)} against {format_value(mine[2], u)}) while {c.than} is "
+        f"{cause[0]:.2f}× worse ({format_value(cause[1], cu)} against "
+        f"{format_value(cause[2], cu)}): more than that can cause"
+    )
+    return True, dataclasses.replace(ev, statement=text), ctx.onset, min(10.0, mine[0] / cause[0])
 
 
 def outage(
