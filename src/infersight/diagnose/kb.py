@@ -73,7 +73,8 @@ class Condition(BaseModel):
     condition pinned, the signal is worse than its peers' (median since the onset, the signal's
     bad direction) by at least `factor` times as much as `than` is worse than its peers' — a
     change larger than the one offered as its cause can make (batches 1.6× slower than the
-    fleet's on a card whose clock is 1.5% below theirs: the clock did not slow them).
+    fleet's on a card whose clock is 1.5% below theirs: the clock did not slow them); it
+    does not hold where either signal or two peers are missing.
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the

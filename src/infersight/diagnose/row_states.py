@@ -1,7 +1,7 @@
 """States read from a window's rows rather than from detection's anomalies: peaks and dips
-(read away from restarts), small median shifts, outages that ended, and the configured limit
-against the card's estimated concurrency. Each reader returns (holds, evidence, onset, score)
-for one instance; `conditions.eval_condition` combines them across instances."""
+(read away from restarts), small median shifts, gaps to the peers, outages that ended, and
+the configured limit against the card's estimated concurrency. Each reader returns (holds,
+evidence, onset, score) for one instance; `conditions.eval_condition` combines them."""
 
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def outpaces(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`outpaces`: the signal is `factor` times further from its peers (its bad way) than
-    `than` is from theirs: a change its would-be cause is too small to make."""
+    `than` is from theirs: a change its would-be cause is too small to make. Does not hold
+    where either signal or two peers are missing: it refutes only on data."""
     assert c.than is not None and c.factor is not None
     mine, cause = _worse_than_peers(ctx, c.signal, inst), _worse_than_peers(ctx, c.than, inst)
     if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
@@ -167,7 +168,12 @@ def outpaces(
         f"{cause[0]:.2f}× worse ({format_value(cause[1], cu)} against "
         f"{format_value(cause[2], cu)}): more than that can cause"
     )
-    return True, dataclasses.replace(ev, statement=text), ctx.onset, min(10.0, mine[0] / cause[0])
+    return (
+        True,
+        dataclasses.replace(ev, statement=text),
+        ctx.onset,
+        min(10.0, mine[0] / max(cause[0], 1.0)),
+    )
 
 
 def outage(
