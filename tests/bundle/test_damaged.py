@@ -232,8 +232,9 @@ def test_duplicate_point(folder: Path) -> None:
 
 
 def test_dictionary_that_repeats_a_value_is_read_as_one_name(folder: Path) -> None:
-    """A hand-made dictionary may list a name twice: both entries are the same signal, so a
-    point under each at the same time and instance is a point twice."""
+    """A hand-made dictionary may list a name twice (pyarrow's writer merges the copies, other
+    writers need not): both entries are the same signal, and a point under each at the same
+    time and instance is a point twice."""
     cols = good_columns(folder)
     names = cols["signal"].cast(pa.string()).to_pylist()
     vocab = sorted(set(names))
