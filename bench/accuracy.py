@@ -111,7 +111,7 @@ def holdout_summary(report: AccuracyReport, first: int, last: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", type=int, default=30, help="seeds examined while tuning: 0..N-1")
+    ap.add_argument("--seeds", type=int, default=35, help="seeds examined while tuning: 0..N-1")
     ap.add_argument("--holdout", type=int, default=5, help="hold-out seeds after --seeds (0: none)")
     ap.add_argument("--dialects", default="")
     ap.add_argument("--quick", action="store_true", help="1 seed, vllm only, no file written")
