@@ -143,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     body += speed_line
     print(body)
     if not args.quick:
-        write_section("accuracy", "Diagnostic accuracy over the scenario suite", COMMAND, body)
+        # the defaults move with the hold-out: name the seeds this run used
+        command = f"{COMMAND} --seeds {seeds} --holdout {holdout}"
+        if dialects:
+            command += f" --dialects {','.join(dialects)}"
+        write_section("accuracy", "Diagnostic accuracy over the scenario suite", command, body)
     return 0
 
 
