@@ -94,10 +94,7 @@ def _test(
         kind = {"up": "deviation", "down": "deviation", "outlier": "fleet_outlier"}.get(
             c.state, "trend"
         )
-        want = c.state.removeprefix("trend_")
-        if c.state == "outlier":
-            bad = ctx.bad(sig)
-            want = c.direction or (bad if bad in ("up", "down") else "up")
+        want = _wanted_direction(ctx, c)
         for a in ctx.anomalies(sig, inst, kind):
             if _direction_ok(a, want) and _factor_ok(a, c, want):
                 onset = None if a.kind == "trend" else a.onset  # a slope has no onset
@@ -171,13 +168,22 @@ def _together(
     return any(abs(onset - t) <= TOGETHER_S for t in began[inst])
 
 
+def _wanted_direction(ctx: Context, c: Condition) -> str:
+    """The way a condition's change goes: its state's (up, trend_down, fell, …), an outlier's
+    `direction`, else the signal's bad way."""
+    if c.state == "outlier":
+        bad = ctx.bad(c.signal)
+        return c.direction or (bad if bad in ("up", "down") else "up")
+    return "down" if c.state in ("down", "trend_down", "fell", "below") else "up"
+
+
 def _first_sign(ctx: Context, c: Condition, inst: str, onset: float | None) -> float | None:
     """When the change this condition found first showed on `inst`: its earliest deviation or
     fleet outlier the same way. A batch time above its peers' since 09:10 that grew into a
     deviation from its own past at 11:35 began at 09:10."""
     if onset is None or c.when != "together":
         return onset
-    want = c.direction or ("down" if c.state in ("down", "fell", "below") else "up")
+    want = _wanted_direction(ctx, c)
     seen = [
         a.onset
         for a in ctx.anomalies(c.signal, inst)

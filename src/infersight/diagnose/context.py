@@ -136,19 +136,23 @@ class Context:
         if row is None or row.size < 2:
             return None, None, None
         k = self.split(at)
-        before, after = self._split_medians(signal, k)[instance]
+        before, after = self.split_medians(signal, k)[instance]
         return before, after, row[k:]
 
-    def _split_medians(self, signal: str, k: int) -> dict[str, tuple[float | None, float | None]]:
-        """Medians before and since grid index k of every instance's row, in one pass."""
+    def split_medians(self, signal: str, k: int) -> dict[str, tuple[float | None, float | None]]:
+        """Medians before and since grid index k of every instance's row, in one pass
+        (empty when the window lacks the signal)."""
         key = ("split_medians", signal, str(k))
         if key not in self.memo:
             s = self.frame.get(signal)
-            assert s is not None
-            pre, post = row_medians(s.values[:, :k]), row_medians(s.values[:, k:])
-            self.memo[key] = {
-                inst: (_or_none(pre[i]), _or_none(post[i])) for i, inst in enumerate(s.instances)
-            }
+            if s is None:
+                self.memo[key] = {}
+            else:
+                pre, post = row_medians(s.values[:, :k]), row_medians(s.values[:, k:])
+                self.memo[key] = {
+                    inst: (_or_none(pre[i]), _or_none(post[i]))
+                    for i, inst in enumerate(s.instances)
+                }
         out = self.memo[key]
         assert isinstance(out, dict)
         return out

@@ -133,15 +133,9 @@ def shift(
 def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
     """(how many times worse than its peers, its median, the peers' median) since the onset,
     worse the signal's bad way (a clock lower, a batch time higher); None without peers."""
-    s = ctx.frame.get(signal)
-    if s is None or inst not in s.instances or len(s.instances) < 3:
-        return None
-    peers = [
-        m
-        for other in s.instances
-        if other != inst and (m := ctx.before_after(signal, other)[1]) is not None
-    ]
-    own = ctx.before_after(signal, inst)[1]
+    since = {i: after for i, (_, after) in ctx.split_medians(signal, ctx.split()).items()}
+    own = since.get(inst)
+    peers = [m for i, m in since.items() if i != inst and m is not None]
     if own is None or len(peers) < 2:
         return None
     fleet = float(np.median(peers))
