@@ -3,8 +3,8 @@
 .venv/bin/python -m bench.accuracy [--seeds N] [--holdout M] [--dialects vllm,triton] [--quick]
 [--jobs 2] writes the "accuracy" section of docs/benchmarks.md.
 
-Seeds 0..N-1 (default 20) are the ones the rules were examined against while they were
-written; seeds N..N+M-1 (default 5) are a hold-out nobody looked at, reported apart, to show
+Seeds 0..N-1 are the ones the rules were examined against while they were
+written; seeds N..N+M-1 are a hold-out nobody looked at, reported apart, to show
 how much of the figure is fitted to the simulator's particular draws. Once a hold-out's misses
 are examined to change the rules, its seeds join the examined ones and the hold-out moves on.
 """
@@ -111,9 +111,23 @@ def holdout_summary(report: AccuracyReport, first: int, last: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", type=int, default=35, help="seeds examined while tuning: 0..N-1")
-    ap.add_argument("--holdout", type=int, default=5, help="hold-out seeds after --seeds (0: none)")
-    ap.add_argument("--dialects", default="")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        default=35,
+        help="seeds examined while tuning: 0..N-1 (default %(default)s)",
+    )
+    ap.add_argument(
+        "--holdout",
+        type=int,
+        default=5,
+        help="hold-out seeds after --seeds (0: none; default %(default)s)",
+    )
+    ap.add_argument(
+        "--dialects",
+        default="",
+        help="comma-separated exporter dialects (default: every dialect)",
+    )
     ap.add_argument("--quick", action="store_true", help="1 seed, vllm only, no file written")
     ap.add_argument("--jobs", type=int, default=2, help="processes (one (scenario, seed) each)")
     args = ap.parse_args(argv)
