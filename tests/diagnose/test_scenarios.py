@@ -105,6 +105,16 @@ def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> 
     assert [r.hypothesis for r in dx.root_causes][:1] == [scenario], dx.summary
 
 
+def test_a_burst_that_crashes_the_servers_does_not_clear_the_batch_cap() -> None:
+    """A 2.5x burst pinned the GPUs, and batches 8x their earlier peak OOMed and restarted every
+    replica: a cap that fits the card queues a surge, it does not crash on it. The surge is a
+    root (it came first), the cap is one beside it, not refuted by it."""
+    dx = _diag("max_batch_too_large", "vllm", seed=31)
+    h = dx.hypothesis("max_batch_too_large")
+    assert h is not None and h.verdict == "confirmed", dx.summary
+    assert "max_batch_too_large" in [r.hypothesis for r in dx.root_causes][:3]
+
+
 def test_missing_signal_is_inconclusive_and_named_upstream() -> None:
     """vLLM's stack exports no per-key cache loads: the stampede cannot be decided. The vector
     DB it overloads is slow, and the report names the stampede as a possible cause upstream of
