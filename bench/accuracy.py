@@ -3,10 +3,10 @@
 .venv/bin/python -m bench.accuracy [--seeds N] [--holdout M] [--dialects vllm,triton] [--quick]
 [--jobs 2] writes the "accuracy" section of docs/benchmarks.md.
 
-Seeds 0..N-1 are the ones the rules were examined against while they were
-written; seeds N..N+M-1 are a hold-out nobody looked at, reported apart, to show
-how much of the figure is fitted to the simulator's particular draws. Once a hold-out's misses
-are examined to change the rules, its seeds join the examined ones and the hold-out moves on.
+Seeds 0..N-1 are the ones the rules were examined against while they were written; seeds
+N..N+M-1 are a hold-out nobody looked at, reported apart, to show how much of the figure is
+fitted to the simulator's particular draws. Once a hold-out's misses are examined to change
+the rules, its seeds join the examined ones and the hold-out moves on.
 """
 
 from __future__ import annotations

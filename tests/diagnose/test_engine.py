@@ -417,3 +417,14 @@ def test_outpaces_needs_than_factor_and_the_same_instances() -> None:
         Condition(signal=fwd, state="outpaces", than="gpu.clock", factor=1.2, where="same")
     with pytest.raises(ValidationError, match="needs a factor and where: same"):
         Condition(signal=fwd, state="outpaces", than=clk, factor=1.2)
+
+
+def test_direction_only_with_outlier() -> None:
+    """An up/down state names its own way: a `direction` beside it would be ignored."""
+    from pydantic import ValidationError
+
+    from infersight.diagnose.kb import Condition
+
+    Condition(signal="infra.gpu_temp_c", state="outlier", direction="up")
+    with pytest.raises(ValidationError, match="direction applies to state 'outlier', not 'up'"):
+        Condition(signal="infra.gpu_temp_c", state="up", direction="down")

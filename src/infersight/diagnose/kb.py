@@ -124,6 +124,9 @@ class Condition(BaseModel):
                 "when: together needs where: same and a state that dates its change "
                 "(up, down, outlier, absent, event, outage, or above/below with stat)"
             )
+        if self.direction is not None and self.state != "outlier":
+            # other states carry their direction in their name (up, fell, trend_down, …)
+            raise ValueError(f"direction applies to state 'outlier', not {self.state!r}")
         pace = self.state == "outpaces"
         if pace != (self.than is not None):
             raise ValueError("state 'outpaces' and `than` go together")
