@@ -71,3 +71,29 @@ def test_direction_respected_and_nan_rows() -> None:
         return noisy(0.1 if i == 2 else 0.2)(t, i)
 
     assert detect(windows({FWD: fast}, instances=6)).fleet_outliers == ()
+
+
+def test_an_idle_instance_stays_among_its_busy_peers() -> None:
+    """An instance serving no requests has no latency ratio (nothing to divide by), so it
+    exports fewer signals than its peers: it is still one of them, and the outlier on the rate
+    it serves. A host with other signals altogether keeps a role of its own."""
+    from infersight.detect.fleet import default_peer_groups
+    from infersight.frame import MetricFrame, SignalSeries
+
+    rate, lat = "service.request_rate", "service.e2e_latency_p99"
+    w = windows({rate: lambda t, i: noisy(0.0 if i == 0 else 180.0, 0.03)(t, i)}, instances=6)
+    inc = w["incident"]
+    busy = tuple(f"node-{i}" for i in range(1, 6))
+    series = {
+        **inc.series,
+        lat: SignalSeries(busy, np.full((5, inc.n), 0.4)),
+        "dependency.vector_query_p99": SignalSeries(("vectordb-0",), np.full((1, inc.n), 0.02)),
+    }
+    w["incident"] = MetricFrame(inc.start, inc.step, inc.n, series)
+    roles = default_peer_groups(w["incident"])
+    assert len({roles[f"node-{i}"] for i in range(6)}) == 1
+    assert roles["vectordb-0"] != roles["node-0"]
+    r = detect(w)
+    assert [(f.instance, f.signal, f.direction) for f in r.fleet_outliers] == [
+        ("node-0", rate, "down")
+    ]

@@ -75,7 +75,10 @@ def default_peer_groups(frame: MetricFrame) -> dict[str, str]:
 
     GPU nodes running one engine export the same service/inference signals; a vector-DB host, a
     cache or a gateway exports others, so it is never compared with the GPU nodes on the host
-    signals they share (CPU, memory). The label is internal and never shown.
+    signals they share (CPU, memory). An instance that serves no requests has no latency or
+    error *ratio* (nothing to divide by), so its set is a subset of its busy peers': a set that
+    covers at least half of a larger one joins it (an idle node is the outlier to find, not a
+    role of its own). The label is internal and never shown.
     """
     sig: dict[str, set[str]] = {}
     for name, series in frame.series.items():
@@ -85,7 +88,11 @@ def default_peer_groups(frame: MetricFrame) -> dict[str, str]:
             bucket = sig.setdefault(inst, set())
             if role and ok:
                 bucket.add(name)
-    return {inst: "role:" + ",".join(sorted(names)) for inst, names in sig.items()}
+    root: dict[frozenset[str], frozenset[str]] = {}
+    for s in sorted({frozenset(v) for v in sig.values()}, key=len, reverse=True):
+        wider = [big for big in root if s < big and 2 * len(s) >= len(big)]
+        root[s] = root[min(wider, key=len)] if wider else s
+    return {inst: "role:" + ",".join(sorted(root[frozenset(v)])) for inst, v in sig.items()}
 
 
 def _groups(
