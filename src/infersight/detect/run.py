@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infersight.detect import onset as onset_mod
-from infersight.detect._stats import BoolArray, FloatArray
+from infersight.detect._stats import BoolArray, FloatArray, masked_median
 from infersight.detect.absence import TARGET_UP, detect_absent
 from infersight.detect.baseline import (
     PRE_ONSET,
@@ -69,7 +69,13 @@ def _deviation_anomalies(
     """One anomaly per row with a sustained deviation, with the onset's grid index."""
     out: list[tuple[Anomaly, int]] = []
     step = float(t[1] - t[0]) if t.size > 1 else 0.0
-    for r in np.flatnonzero(dev.sustained.any(axis=1)):
+    rows = np.flatnonzero(dev.sustained.any(axis=1))
+    # the medians over each row's sustained points, all rows at once (one sort each)
+    held = dev.sustained[rows]
+    observed, centre = masked_median(x[rows], held), masked_median(bd.center[rows], held)
+    zs, signed = masked_median(dev.z[rows], held), masked_median(dev.signed[rows], held)
+    fell_back = np.count_nonzero(bd.fallback[rows] & held, axis=1) / held.sum(axis=1)
+    for j, r in enumerate(rows):
         on = onset_mod.estimate(
             dev.z[r],
             dev.sustained[r],
@@ -82,12 +88,11 @@ def _deviation_anomalies(
         if on is None:
             continue
         pts = dev.sustained[r]
-        obs = float(np.median(x[r, pts]))
-        base = float(np.median(bd.center[r, pts]))
+        obs, base = float(observed[j]), float(centre[j])
         ratio = obs / base if base != 0 else None
-        z = min(float(np.median(dev.z[r, pts])), cfg.z_cap)
+        z = min(float(zs[j]), cfg.z_cap)
         effect = abs(obs - base) / max(rel_floor * abs(base), abs_floor, 1e-12)
-        weak = bool(np.mean(bd.fallback[r, pts]) > 0.5)
+        weak = bool(fell_back[j] > 0.5)
         score = float(np.sqrt(z * min(effect, cfg.z_cap)))
         if weak:
             score *= cfg.fallback_weight
@@ -99,7 +104,7 @@ def _deviation_anomalies(
         if meta.bad in ("up", "down"):
             sign = "up" if meta.bad == "up" else "down"
         else:
-            sign = "up" if np.median(dev.signed[r, pts]) >= 0 else "down"
+            sign = "up" if signed[j] >= 0 else "down"
         valid = ~np.isnan(x[r])
         frac, _ = post_onset(dev.flags[r], valid, on.index, cfg.sustain_window)
         rtxt = f"{ratio:.2f}×, " if ratio is not None else ""
