@@ -298,6 +298,33 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
             assert any("not together" in e.statement for e in o.evidence)
 
 
+def test_when_together_dates_a_change_by_its_earliest_alternative() -> None:
+    """The mean batch time rose half an hour before the memory and the tail only with it: the
+    slowdown began with the mean, so it did not come together with the memory."""
+    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.kb import Group
+
+    f = _frame(_vector_incident())
+    slower = [
+        {"signal": s, "state": "up", "where": "same", "when": "together"}
+        for s in ("inference.forward_time_avg", "inference.forward_time_p99")
+    ]
+    group = Group.model_validate(
+        {"all": [{"signal": "inference.gpu_mem_used_bytes", "state": "up"}, {"any": slower}]}
+    )
+    memory = _stepped((50e9, 70e9), ONSET, f.n)
+    early = ONSET - 2 * int(TOGETHER_S // f.step)
+    for mean_at, holds in ((ONSET, True), (early, False)):
+        ctx, _ = _ctx_with(
+            {
+                "inference.gpu_mem_used_bytes": memory,
+                "inference.forward_time_avg": _stepped((0.02, 0.06), mean_at, f.n),
+                "inference.forward_time_p99": _stepped((0.05, 0.15), ONSET, f.n),
+            }
+        )
+        assert eval_group(ctx, group).truth is holds, mean_at
+
+
 def test_when_together_needs_the_same_instances_and_a_dated_change() -> None:
     from pydantic import ValidationError
 
@@ -351,15 +378,36 @@ def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:
             assert "rose to" in o.evidence[0].statement
 
 
-def test_rose_needs_a_factor_and_the_same_instances() -> None:
+def test_rose_needs_a_factor_and_the_same_instances_or_half_the_fleet() -> None:
     from pydantic import ValidationError
 
     from infersight.diagnose.kb import Condition
 
-    with pytest.raises(ValidationError, match="needs a factor and where: same"):
+    with pytest.raises(ValidationError, match="needs a factor, and where: same or a min_share"):
         Condition(signal="service.e2e_latency_avg", state="rose", where="same")
-    with pytest.raises(ValidationError, match="needs a factor and where: same"):
+    with pytest.raises(ValidationError, match="needs a factor, and where: same or a min_share"):
         Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2)
+    with pytest.raises(ValidationError, match="needs a factor, and where: same or a min_share"):
+        Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2, min_share=0.4)
+    Condition(signal="service.request_rate", state="rose", factor=1.5, min_share=0.5)
+
+
+def test_rose_across_the_fleet_reads_a_step_on_top_of_the_window_level() -> None:
+    """A surge on a morning ramp: the window's level is the ramp's, its step is the surge's."""
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    rose = Condition(signal="service.request_rate", state="rose", factor=1.5, min_share=0.5)
+    noise = np.random.default_rng(4).standard_normal((len(NODES), f.n))
+    for stepped, holds in (((0, 1, 2, 3), True), ((0, 1), True), ((0,), False)):
+        rate = 60.0 * (1 + 0.02 * noise)
+        rate[list(stepped), ONSET:] *= 4.0
+        ctx, _ = _ctx_with({"service.request_rate": rate})
+        o = eval_condition(ctx, rose, None)
+        assert o.truth is holds, stepped
+        if holds:
+            assert o.instances == {f"node-{i}" for i in stepped}
 
 
 def test_row_medians_match_numpy_per_row_without_nans() -> None:

@@ -102,6 +102,18 @@ def test_right_root_first_native(scenario: str) -> None:
         # the others' doubled: a fleet-wide cap costs on more than one card, so the OOMs are
         # the lost headroom's, not the cap's
         ("vram_oom_cascade", 32, "native"),
+        # a 7x surge landed on a morning ramp already in the window: the window's level of
+        # requests is the ramp's (1.5x), the step at the onset is the surge's
+        ("traffic_surge", 42, "vllm"),
+        # two instances left the load balancer four hours before the alert: nothing changed
+        # against their own past in the window, but they serve nothing while their peers do
+        ("lb_instance_removed", 42, "vllm"),
+        # a slow card's mean batch time was above its peers' from 12:02; its tail and memory
+        # rose together at 14:31 with a backlog: the slowdown did not come with the memory
+        ("slow_instance", 42, "native"),
+        # every replica's batches (and whole-card memory) grew with the cap: too few cards
+        # stayed as they were for a second process on some of them
+        ("max_batch_too_large", 40, "triton"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:

@@ -177,16 +177,20 @@ def _wanted_direction(ctx: Context, c: Condition) -> str:
     return "down" if c.state in ("down", "trend_down", "fell", "below") else "up"
 
 
-def _first_sign(ctx: Context, c: Condition, inst: str, onset: float | None) -> float | None:
+def _first_sign(
+    ctx: Context, c: Condition, inst: str, onset: float | None, family: tuple[str, ...] = ()
+) -> float | None:
     """When the change this condition found first showed on `inst`: its earliest deviation or
-    fleet outlier the same way. A batch time above its peers' since 09:10 that grew into a
-    deviation from its own past at 11:35 began at 09:10."""
+    fleet outlier the same way, on its signal or the others its `any` group reads as the same
+    change (`family`). A batch time above its peers' since 09:10 that grew into a deviation
+    from its own past at 11:35 began at 09:10; so did a tail that only moved at 11:35."""
     if onset is None or c.when != "together":
         return onset
     want = _wanted_direction(ctx, c)
     seen = [
         a.onset
-        for a in ctx.anomalies(c.signal, inst)
+        for sig in family or (c.signal,)
+        for a in ctx.anomalies(sig, inst)
         if a.kind in ("deviation", "fleet_outlier") and _direction_ok(a, want)
     ]
     return min([onset, *seen])
@@ -197,6 +201,7 @@ def eval_condition(
     c: Condition,
     anchor: frozenset[str] | None,
     began: dict[str, tuple[float, ...]] | None = None,
+    family: tuple[str, ...] = (),
 ) -> Outcome:
     cands = _candidates(ctx, c, anchor)
     if not cands:
@@ -223,7 +228,7 @@ def eval_condition(
     apart: Evidence | None = None
     for inst in cands:
         ok, ev, onset, score = _test(ctx, c, inst)
-        first = _first_sign(ctx, c, inst, onset)
+        first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(c, inst, first, began or {}):
             ok = False
             if apart is None and ev is not None and first is not None:
@@ -302,9 +307,18 @@ def eval_group(
 ) -> Outcome:
     outs: list[Outcome] = []
     local, local_began = anchor, began
+    # alternatives of an `any` that must come together with the anchor's change are one
+    # change read several ways: it began at the earliest of them
+    family = tuple(
+        dict.fromkeys(
+            m.signal
+            for m in g.members
+            if g.mode == "any" and isinstance(m, Condition) and m.when == "together"
+        )
+    )
     for m in g.members:
         if isinstance(m, Condition):
-            o = eval_condition(ctx, m, local, local_began)
+            o = eval_condition(ctx, m, local, local_began, family)
         else:
             o = eval_group(ctx, m, local, local_began)
         outs.append(o)

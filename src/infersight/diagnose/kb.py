@@ -64,11 +64,13 @@ class Condition(BaseModel):
     `outage` (on `infra.target_up` only, seed §4.3): the target was down (`up` 0) for at least
     `level` seconds and came back since the incident began — a restart that took that long to
     serve again (a model loading from remote storage); a target that stays down is `absent`.
-    `rose` / `fell` (with `factor`, only `where: same`): on the instances another condition
-    already pinned, the median since the onset is at least `factor` × (at most 1/`factor` ×)
-    the median before it, and the shift is larger than the noise before it — a change smaller
-    than detection's floors (a 40% deviation), read only where a cause has been seen, to tell
-    whether the users felt it (latency up 30% on the hosts whose disk filled with log writes).
+    `rose` / `fell` (with `factor`; `where: same` or `min_share` ≥ 0.5): the median since the
+    onset is at least `factor` × (at most 1/`factor` ×) the median before it, and the shift is
+    larger than the noise before it. On the instances another condition already pinned it reads
+    a change smaller than detection's floors (a 40% deviation), to tell whether the users felt
+    it (latency up 30% on the hosts whose disk filled with log writes); across half the fleet
+    or more it is a step at the onset in its own right (a surge on top of a morning ramp that
+    the window's own level already holds).
     `outpaces` (with `than` and `factor`, only `where: same`): on the instances another
     condition pinned, the signal is worse than its peers' (median since the onset, the signal's
     bad direction) by at least `factor` times as much as `than` is worse than its peers' — a
@@ -88,6 +90,9 @@ class Condition(BaseModel):
     second process brings its memory and its slowdown at once; a slowdown an hour before the
     memory rose is another story); `any` (default): no constraint. An anchor without a date
     of its own (a slope) does not constrain; a median level is dated by the incident onset.
+    The change began at its earliest sign on any signal the `together` alternatives of its
+    `any` group read (the mean batch time above its peers' since 12:02 dates a tail that
+    only moved at 14:31).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,8 +137,13 @@ class Condition(BaseModel):
             raise ValueError("state 'outpaces' and `than` go together")
         if self.than is not None and self.than not in all_signals():
             raise ValueError(f"unknown signal {self.than!r} in `than`")
-        if (shift or pace) and (self.factor is None or self.where != "same"):
+        if pace and (self.factor is None or self.where != "same"):
             raise ValueError(f"state {self.state!r} needs a factor and where: same")
+        if shift and (self.factor is None or (self.where != "same" and self.min_share < 0.5)):
+            raise ValueError(
+                f"state {self.state!r} needs a factor, and where: same or a min_share of at "
+                "least 0.5 (a step on half the fleet stands on its own)"
+            )
         if (
             self.factor is not None
             and self.state not in ("up", "down", "outlier")
