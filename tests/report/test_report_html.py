@@ -34,6 +34,7 @@ def test_incident_sections_and_plots() -> None:
         assert f'id="{sid}"' in page, sid
     for a in d.next_actions:
         assert escape(a) in page
+    assert page.count("Not ruled out:") == 1 and "needs dependency.cache_concurrent_loads" in page
     plots = PLOT.findall(page)
     targets = plot_targets(d)
     assert len(plots) == len(targets) == 12

@@ -68,6 +68,18 @@ def test_schema_lists_every_field_of_the_dataclasses() -> None:
     )
 
 
+def test_reads_a_version_2_document() -> None:
+    """Version 2 had no undecided refutes: such a file loads with none."""
+    doc = json.loads(render_json(incident()))
+    for h in doc["hypotheses"]:
+        h.pop("refute_undecided")
+        h.pop("refute_missing")
+    doc["schema_version"] = 2
+    d = Diagnosis.from_dict(doc)
+    assert not any(h.refute_undecided or h.refute_missing for h in d.hypotheses)
+    assert d.root_causes == incident().root_causes
+
+
 def test_reads_a_version_1_document() -> None:
     """Version 1 had no unchecked causes; such a file still loads."""
     doc = json.loads(render_json(incident()))

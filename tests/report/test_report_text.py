@@ -66,6 +66,22 @@ def test_incident_shows_every_section(name: str) -> None:
     assert "All requests" in out and "Continuous" in out and "The whole cluster" in out
     assert "Runbook" in out and "runbooks/vector-db-memory.md" in out
     assert "02:16:30 UTC" in out  # root onset
+    # the cache root stands without one of its refuting checks: said, with the signal to add
+    assert (
+        "Not ruled out: a check that would rule it out could not be made: it needs "
+        "dependency.cache_concurrent_loads" in out.replace("`", "")
+    )
+    assert out.count("Not ruled out") == 1
+
+
+def test_an_undecided_refute_without_missing_signals_is_still_said() -> None:
+    from infersight.report.view import not_ruled_out
+
+    h = replace(incident().hypotheses[0], refute_undecided=True)
+    assert not_ruled_out(h) == (
+        "a check that would rule it out could not be decided (no trusted readings)"
+    )
+    assert not_ruled_out(incident().hypotheses[0]) is None
 
 
 @pytest.mark.parametrize("name", RENDERERS)

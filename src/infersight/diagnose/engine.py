@@ -100,6 +100,7 @@ def _result(
     t: _Tried, graph: Mapping[str, list[str]], back: Mapping[str, list[str]]
 ) -> HypothesisResult:
     ev = _evidence(t)
+    undecided = t.verdict == "confirmed" and t.refute is not None and t.refute.truth is None
     conf = 0.0
     if t.verdict == "confirmed":
         conf = confidence(t.confirm.scores, ev, sum(1 for _ in walk(t.rule.confirm)))
@@ -118,6 +119,8 @@ def _result(
         explained_by=tuple(back.get(t.rule.id, ())),
         remedy=t.rule.remedy,
         runbook=t.rule.runbook,
+        refute_undecided=undecided,
+        refute_missing=tuple(t.refute.missing) if undecided and t.refute is not None else (),
     )
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 2
-#: versions `from_dict` reads (1 had no `unchecked_causes`)
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+#: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`)
+READABLE_VERSIONS = (1, 2, 3)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -50,6 +50,10 @@ class HypothesisResult:
     remedy: str = ""
     runbook: str | None = None
     is_root: bool = False
+    #: confirmed, but a check that would refute it could not be decided (data missing, or
+    #: only readings that are not trusted): it stands unchallenged on that count
+    refute_undecided: bool = False
+    refute_missing: tuple[str, ...] = ()  # the signals that check lacked
 
 
 @dataclass(frozen=True)
@@ -113,8 +117,8 @@ class Diagnosis:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        """The diagnosis from its JSON form; a version-1 document (no unchecked causes) is read
-        as this version, with none."""
+        """The diagnosis from its JSON form; older documents are read as this version (no
+        unchecked causes in version 1, no undecided refutes before version 3)."""
         if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
                 f"diagnosis schema version {data.get('schema_version')!r} is not one of "
@@ -129,6 +133,7 @@ class Diagnosis:
                     "missing_signals": tuple(h["missing_signals"]),
                     "explains": tuple(h["explains"]),
                     "explained_by": tuple(h["explained_by"]),
+                    "refute_missing": tuple(h.get("refute_missing", ())),
                 }
             )
             for h in data["hypotheses"]

@@ -13,7 +13,14 @@ from infersight.frame import MetricFrame
 from infersight.report.html_style import CSS
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.svg import svg_plot
-from infersight.report.view import ReportView, RootView, build_view, figures, refuting
+from infersight.report.view import (
+    ReportView,
+    RootView,
+    build_view,
+    figures,
+    not_ruled_out,
+    refuting,
+)
 from infersight.units import format_change, format_clock, format_confidence
 
 
@@ -89,6 +96,9 @@ def _root(r: RootView) -> str:
         f"<b>{_e(r.confidence)}</b> {' · '.join(meta)}</div>"
         f"<ol class='chain' aria-label='causal chain'>{chain}</ol>"
     )
+    open_check = not_ruled_out(h) if h is not None else None
+    if open_check:
+        out += f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>"
     if h is not None and h.remedy:
         out += f"<p class='remedy'><b>Remedy:</b> {_e(h.remedy)}</p>"
     if h is not None and h.runbook:
@@ -130,6 +140,9 @@ def _hyp_section(sid: str, title: str, hyps: tuple[HypothesisResult, ...], why: 
         if h.verdict == "inconclusive":
             names = ", ".join(h.missing_signals) or "not stated"
             parts.append(f"<p class='missing'>Missing signals: <code>{_e(names)}</code></p>")
+        open_check = not_ruled_out(h)
+        if open_check:
+            parts.append(f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>")
         evidence = refuting(h) if why == "refuted" else h.evidence
         if evidence:
             parts.append(_evidence_table(evidence))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
-from infersight.report.view import ReportView, build_view, figures, refuting
+from infersight.report.view import ReportView, build_view, figures, not_ruled_out, refuting
 from infersight.units import format_clock, format_confidence
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -67,6 +67,9 @@ def _roots(v: ReportView) -> list[str]:
                 meta.append("on " + md(", ".join(h.instances)))
         out.append(f"{r.rank}. **{md(r.title)}** — confidence {r.confidence}; {'; '.join(meta)}")
         out.append(f"   - Chain: {' → '.join(md(s.title) for s in r.steps)}")
+        open_check = not_ruled_out(h) if h is not None else None
+        if open_check:
+            out.append(f"   - Not ruled out: {md(open_check)}")
         if h is not None and h.remedy:
             out.append(f"   - Remedy: {md(h.remedy)}")
         if h is not None and h.runbook:
@@ -95,6 +98,9 @@ def _hyps(title: str, hyps: tuple[HypothesisResult, ...], refuted: bool = False)
         if h.verdict == "inconclusive":
             names = ", ".join(code(s) for s in h.missing_signals) or "not stated"
             out += [f"Missing signals: {names}", ""]
+        open_check = not_ruled_out(h)
+        if open_check:
+            out += [f"Not ruled out: {md(open_check)}", ""]
         evidence = refuting(h) if refuted else h.evidence
         if evidence:
             out += _evidence_rows(evidence)

@@ -15,6 +15,7 @@ from infersight.report.view import (
     build_view,
     evidence_where,
     figures,
+    not_ruled_out,
     refuting,
 )
 from infersight.units import format_clock, format_confidence
@@ -84,6 +85,9 @@ def _root(r: RootView) -> RenderableType:
     if seen:
         tree.add(Text(f"then {' → '.join(seen)} (evidence above)", style="dim"))
     lines: list[RenderableType] = [tree]
+    open_check = not_ruled_out(h) if h is not None else None
+    if open_check:
+        lines.append(Text.assemble(("Not ruled out: ", "bold yellow"), open_check))
     if h is not None and h.remedy:
         lines.append(Text.assemble(("Remedy: ", "bold green"), h.remedy))
     if h is not None and h.runbook:
@@ -105,6 +109,9 @@ def _hypotheses(
         if h.verdict == "inconclusive":
             missing = ", ".join(h.missing_signals) or "not stated"
             tree.add(Text.assemble(("missing: ", "yellow"), missing))
+        open_check = not_ruled_out(h)
+        if open_check:
+            tree.add(Text.assemble(("not ruled out: ", "yellow"), open_check))
         for e in refuting(h) if refuted else h.evidence:
             tree.add(_evidence_line(e))
         out.append(tree)

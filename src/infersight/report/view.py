@@ -120,6 +120,18 @@ def refuting(h: HypothesisResult) -> tuple[Evidence, ...]:
     return against or h.evidence
 
 
+def not_ruled_out(h: HypothesisResult) -> str | None:
+    """What could not challenge a confirmed hypothesis, in one line; None when every check
+    that would refute it was decided."""
+    if not h.refute_undecided:
+        return None
+    if h.refute_missing:
+        return "a check that would rule it out could not be made: it needs " + ", ".join(
+            h.refute_missing
+        )
+    return "a check that would rule it out could not be decided (no trusted readings)"
+
+
 def short(value: Any, limit: int = 120) -> str:
     text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
