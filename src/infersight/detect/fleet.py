@@ -88,10 +88,12 @@ def default_peer_groups(frame: MetricFrame) -> dict[str, str]:
             bucket = sig.setdefault(inst, set())
             if role and ok:
                 bucket.add(name)
+    # largest sets first, ties by name (not by hash order: the grouping is reproducible); the
+    # last wider set seen is the smallest one
     root: dict[frozenset[str], frozenset[str]] = {}
-    for s in sorted({frozenset(v) for v in sig.values()}, key=len, reverse=True):
+    for s in sorted({frozenset(v) for v in sig.values()}, key=lambda n: (-len(n), sorted(n))):
         wider = [big for big in root if s < big and 2 * len(s) >= len(big)]
-        root[s] = root[min(wider, key=len)] if wider else s
+        root[s] = root[wider[-1]] if wider else s
     return {inst: "role:" + ",".join(sorted(root[frozenset(v)])) for inst, v in sig.items()}
 
 
