@@ -31,3 +31,50 @@ def test_unused_null_name_is_harmless_and_used_one_is_refused() -> None:
 def test_plain_strings_read_the_same() -> None:
     idx, names = _codes(pa.table({"signal": pa.array(["x", "y", "x"])}), "signal")
     assert np.array_equal(idx, [0, 1, 0]) and names == ["x", "y"]
+
+
+def test_points_in_any_order_read_as_the_writer_laid_them_out() -> None:
+    """A hand-made file sorted by time interleaves every (signal, instance): it reads to the
+    same frame, instances in the order they first appear; a point given twice is refused."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from infersight.bundle.table import frame_to_parquet, parquet_to_frame
+    from infersight.frame import MetricFrame, SignalSeries
+
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(3, 6))
+    a[1, 2] = np.nan
+    frame = MetricFrame(
+        0.0,
+        15.0,
+        6,
+        {
+            "service.request_rate": SignalSeries(("node-b", "node-a", "node-c"), a),
+            "inference.gpu_util": SignalSeries(("node-c", "node-a"), rng.random((2, 6))),
+        },
+    )
+    table = pq.read_table(io.BytesIO(frame_to_parquet(frame)))
+    shuffled = table.take(np.lexsort((rng.random(table.num_rows), table.column("ts").to_numpy())))
+
+    def parquet(t: pa.Table) -> bytes:
+        buf = io.BytesIO()
+        pq.write_table(t, buf)
+        return buf.getvalue()
+
+    back = parquet_to_frame(parquet(shuffled), 0.0, 15.0, 6)
+    first_seen: dict[str, list[str]] = {}
+    signals, instances = (shuffled.column(c).to_pylist() for c in ("signal", "instance"))
+    for sig, inst in zip(signals, instances, strict=True):
+        seen = first_seen.setdefault(sig, [])
+        if inst not in seen:
+            seen.append(inst)
+    for sig, s in frame.series.items():
+        got = back.series[sig]
+        assert got.instances == tuple(first_seen[sig])
+        for inst in s.instances:
+            assert np.array_equal(got.row(inst), s.row(inst), equal_nan=True)
+    twice = pa.concat_tables([table, table.slice(5, 1)])
+    with pytest.raises(ValueError, match="has a point twice"):
+        parquet_to_frame(parquet(twice), 0.0, 15.0, 6)
