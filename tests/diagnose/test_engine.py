@@ -325,6 +325,81 @@ def test_when_together_dates_a_change_by_its_earliest_alternative() -> None:
         assert eval_group(ctx, group).truth is holds, mean_at
 
 
+def test_when_together_cannot_part_a_change_from_one_there_before_the_window() -> None:
+    """A card fuller than its peers' from the window's first point got that way before the
+    window: when is unknown, so a slowdown later in the window may have come with it. The
+    same memory gap opening half an hour before the slowdown, inside the window, is apart."""
+    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.kb import Group
+
+    f = _frame(_vector_incident())
+    group = Group.model_validate(
+        {
+            "all": [
+                {"signal": "inference.gpu_mem_used_bytes", "state": "outlier", "direction": "up"},
+                {
+                    "signal": "inference.forward_time_avg",
+                    "state": "up",
+                    "where": "same",
+                    "when": "together",
+                },
+            ]
+        }
+    )
+    early = ONSET - 2 * int(TOGETHER_S // f.step)
+    assert early > 0
+    for memory_at, holds in ((0, True), (early, False)):
+        ctx, _ = _ctx_with(
+            {
+                "inference.gpu_mem_used_bytes": _stepped((40e9, 75e9), memory_at, f.n),
+                "inference.forward_time_avg": _stepped((0.02, 0.06), ONSET, f.n),
+            }
+        )
+        o = eval_group(ctx, group)
+        assert o.truth is holds, memory_at
+        if holds:
+            assert o.instances == {"node-0"}
+
+
+def test_when_during_reads_a_level_while_the_anchors_change_lasts() -> None:
+    """The users' tail moved at the onset, the surge came 35 min later and pinned the GPUs: the
+    median since the onset is the calm part's, the median since the surge is 100%."""
+    from pydantic import ValidationError
+
+    from infersight.diagnose.conditions import eval_group
+    from infersight.diagnose.kb import Condition, Group
+
+    f = _frame(_vector_incident())
+    surge = ONSET + 35
+    assert surge < f.n - 10
+
+    def group(when: str) -> Group:
+        busy = {"signal": "inference.gpu_util", "state": "above", "level": 0.85}
+        return Group.model_validate(
+            {
+                "all": [
+                    {"signal": "service.request_rate", "state": "up", "min_share": 0.5},
+                    {**busy, "min_share": 0.5, "when": when},
+                ]
+            }
+        )
+
+    ctx, _ = _ctx_with(
+        {
+            "service.request_rate": _stepped((100.0, 400.0), surge, f.n)[[0] * len(NODES)],
+            "inference.gpu_util": np.where(np.arange(f.n) >= surge, 1.0, 0.6)
+            * np.ones((len(NODES), 1)),
+        }
+    )
+    assert ctx.onset < f.times[surge]
+    assert eval_group(ctx, group("any")).truth is False
+    o = eval_group(ctx, group("during"))
+    assert o.truth is True and len(o.instances) == len(NODES)
+    assert any("above 85%" in e.statement and "since" in e.statement for e in o.evidence)
+    with pytest.raises(ValidationError, match="when: during applies"):
+        Condition(signal="inference.gpu_util", state="up", when="during")
+
+
 def test_when_together_needs_the_same_instances_and_a_dated_change() -> None:
     from pydantic import ValidationError
 

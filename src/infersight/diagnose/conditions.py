@@ -76,9 +76,10 @@ def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
 
 
 def _test(
-    ctx: Context, c: Condition, inst: str
+    ctx: Context, c: Condition, inst: str, since: float | None = None
 ) -> tuple[bool, Evidence | None, float | None, float]:
-    """(holds, evidence, onset, score) of one condition on one instance."""
+    """(holds, evidence, onset, score) of one condition on one instance; `since`: a median
+    level read since then (`when: during`), not since the incident's onset."""
     sig = c.signal
     if c.state in ("over_capacity", "within_capacity"):
         return capacity_state(ctx, c, inst)
@@ -105,12 +106,13 @@ def _test(
         if gone is not None:
             return True, from_anomaly(gone, ctx, True), gone.onset, gone.score
         return False, None, None, 0.0
-    pre, post, tail = ctx.before_after(sig, inst)
     if c.state == "normal":
         off = [a for a in ctx.anomalies(sig, inst) if a.kind in ("deviation", "fleet_outlier")]
         if off:
             return False, from_anomaly(off[0], ctx, True), off[0].onset, off[0].score
+        pre, post, _ = ctx.before_after(sig, inst)
         return True, from_normal(ctx, sig, inst, pre, post), None, 0.0
+    pre, post, tail = ctx.before_after(sig, inst, since)
     if tail is None or post is None:
         return False, None, None, 0.0
     level = c.level if c.level is not None else 0.0
@@ -140,8 +142,15 @@ def _test(
     holds = post > level if c.state == "above" else post < level
     if not holds:
         return False, None, None, 0.0
+    if since is not None:
+        ev = from_level(ctx, sig, inst, c.state, pre, post, level, since, since)
+        return True, ev, since, 5.0
     onset = ctx.onset
     if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
+        if reads_extreme(c):
+            settled = ctx.settled_row(sig, inst)
+            assert settled is not None
+            tail = settled[ctx.split() :]
         past = tail > level if c.state == "above" else tail < level
         onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
         if reads_extreme(c):
@@ -159,13 +168,29 @@ def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tu
 
 
 def _together(
-    c: Condition, inst: str, onset: float | None, began: dict[str, tuple[float, ...]]
+    ctx: Context,
+    c: Condition,
+    inst: str,
+    onset: float | None,
+    began: dict[str, tuple[float, ...]],
 ) -> bool:
     """`when: together`: this change began within TOGETHER_S of one the anchor found on
-    `inst` (any of its alternatives that held)."""
+    `inst` (any of its alternatives that held). An anchor dated by the window's first point
+    was there before the window: its start is unknown, so it cannot be said to come apart."""
     if c.when != "together" or onset is None or not began.get(inst):
         return True
-    return any(abs(onset - t) <= TOGETHER_S for t in began[inst])
+    known = ctx.frame.start + ctx.frame.step
+    return any(t <= known or abs(onset - t) <= TOGETHER_S for t in began[inst])
+
+
+def _during(
+    ctx: Context, c: Condition, inst: str, began: dict[str, tuple[float, ...]]
+) -> float | None:
+    """`when: during`: when the anchor's change began on `inst` (its first alternative that
+    held there) if that is after the incident's onset; None (read since the onset) else."""
+    if c.when != "during" or not began.get(inst) or began[inst][0] <= ctx.onset:
+        return None
+    return began[inst][0]
 
 
 def _wanted_direction(ctx: Context, c: Condition) -> str:
@@ -227,9 +252,10 @@ def eval_condition(
     at: dict[str, tuple[float, ...]] = {}
     apart: Evidence | None = None
     for inst in cands:
-        ok, ev, onset, score = _test(ctx, c, inst)
+        since = _during(ctx, c, inst, began or {})
+        ok, ev, onset, score = _test(ctx, c, inst, since)
         first = _first_sign(ctx, c, inst, onset, family)
-        if ok and not _together(c, inst, first, began or {}):
+        if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
             if apart is None and ev is not None and first is not None:
                 apart = _apart(ev, first, (began or {})[inst])
@@ -250,7 +276,8 @@ def eval_condition(
         return Outcome(True, frozenset(held), evidence[:3], scores=[1.0])
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
-        return Outcome(False, evidence=[apart] if apart else _not_seen(ctx, c, cands))
+        since = _during(ctx, c, cands[0], began or {})
+        return Outcome(False, evidence=[apart] if apart else _not_seen(ctx, c, cands, since))
     return Outcome(
         True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores, began=at
     )
@@ -271,7 +298,9 @@ def _against(e: Evidence) -> Evidence:
     return Evidence(**{**e.__dict__, "supports": False})
 
 
-def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence]:
+def _not_seen(
+    ctx: Context, c: Condition, cands: Sequence[str], since: float | None = None
+) -> list[Evidence]:
     """One piece of evidence against: the condition looked for and not found (first instance)."""
     inst = cands[0]
     if c.state in ("over_capacity", "within_capacity"):
@@ -294,8 +323,8 @@ def _not_seen(ctx: Context, c: Condition, cands: Sequence[str]) -> list[Evidence
                     unit=ctx.unit(c.signal),
                 )
             ]
-    pre, post, _ = ctx.before_after(c.signal, inst)
-    ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c)
+    pre, post, _ = ctx.before_after(c.signal, inst, since)
+    ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c, since=since)
     return [ev]
 
 

@@ -21,6 +21,10 @@ def _ratio(base: float | None, obs: float | None) -> str:
     return f" ({r:.2f}×)" if r < 100 else f" ({r:.3g}×)"
 
 
+def _since(at: float | None) -> str:
+    return "since the incident began" if at is None else f"since {clock(at)}"
+
+
 def clock(ts: float, ref: float | None = None) -> str:
     """A moment as a person reads it on a dashboard: "02:20 UTC"; with the date when it is not
     the day of `ref` (the window's end)."""
@@ -72,8 +76,11 @@ def from_level(
     observed: float,
     level: float,
     onset: float,
+    since: float | None = None,
 ) -> Evidence:
+    """A level, peak or shift read since the incident began (or since `since`)."""
     u = ctx.unit(signal)
+    began = _since(since)
     if state == "event":
         text = (
             f"{signal} on {inst} reached {format_value(observed, u)} "
@@ -82,18 +89,18 @@ def from_level(
     elif state in ("max", "min"):
         word = "peaked at" if state == "max" else "fell to"
         text = (
-            f"{signal} on {inst} {word} {format_value(observed, u)} since the incident began; its "
+            f"{signal} on {inst} {word} {format_value(observed, u)} {began}; its "
             f"{'highest' if state == 'max' else 'lowest'} before was {format_value(pre, u)}"
         )
     elif state in ("rose", "fell"):
         text = (
-            f"{signal} on {inst} {state} to {format_value(observed, u)} since the incident "
-            f"began, from {format_value(pre, u)} before{_ratio(pre, observed)}"
+            f"{signal} on {inst} {state} to {format_value(observed, u)} {began}, "
+            f"from {format_value(pre, u)} before{_ratio(pre, observed)}"
         )
     else:
         word = "above" if state == "above" else "below"
         text = (
-            f"{signal} on {inst} at {format_value(observed, u)} since the incident began, {word} "
+            f"{signal} on {inst} at {format_value(observed, u)} {began}, {word} "
             f"{format_value(level, u)} (before: {format_value(pre, u)})"
         )
     return Evidence(
@@ -118,10 +125,12 @@ def from_normal(
     pre: float | None,
     post: float | None,
     wanted: Condition | None = None,
+    since: float | None = None,
 ) -> Evidence:
-    """A signal seen without the change looked for (`wanted`), or seen normal (a refutation)."""
+    """A signal seen without the change looked for (`wanted`), or seen normal (a refutation);
+    read since the incident began, or since `since`."""
     u = ctx.unit(signal)
-    figures = f"{format_value(post, u)} since the incident began, {format_value(pre, u)} before"
+    figures = f"{format_value(post, u)} {_since(since)}, {format_value(pre, u)} before"
     if wanted is None:
         text = f"{signal} on {inst} normal: {figures}"
     else:
@@ -137,7 +146,7 @@ def from_normal(
         kind="normal",
         supports=wanted is None,
         statement=text,
-        window_start=ctx.frame.times[ctx.split()] if ctx.frame.n else ctx.frame.start,
+        window_start=ctx.frame.times[ctx.split(since)] if ctx.frame.n else ctx.frame.start,
         window_end=ctx.frame.end,
         baseline=pre,
         observed=post,

@@ -46,6 +46,8 @@ def _cond(c: Condition) -> str:
         parts.append(f"on the {c.where} instances")
     if c.when == "together":
         parts.append(f"beginning within {TOGETHER_S / 60:g} min of the group's first")
+    if c.when == "during":
+        parts.append("while the group's first change lasts")
     if c.min_share > 0:
         parts.append(f"on ≥ {c.min_share:.0%} of instances")
     if c.max_share < 1:
@@ -119,7 +121,12 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
         f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "
-        "instance (a second process brings its memory and its slowdown at once). A peak or "
+        "instance (a second process brings its memory and its slowdown at once) — an anchor "
+        "already there at the window's first point began at an unknown time and is not "
+        "apart from anything; `when: during`: a median level read since the change the "
+        "group's first condition found on that instance began, when that was after the "
+        "incident's onset (GPUs saturated while the surge lasts, however early a precursor "
+        "dated the incident). A peak or "
         "dip past a level (`above` with `stat: max`, `below` with `min`) that had been crossed "
         "before the onset too, after a time on the normal side, is dated by its first "
         "crossing. Users add rules with "
