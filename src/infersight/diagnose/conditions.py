@@ -75,11 +75,16 @@ def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
     return obs * c.factor <= base
 
 
+#: `normal` reports the first few instances it holds on, not all of a large fleet
+NORMAL_SHOWN = 3
+
+
 def _test(
-    ctx: Context, c: Condition, inst: str, since: float | None = None
+    ctx: Context, c: Condition, inst: str, shown: bool = True, since: float | None = None
 ) -> tuple[bool, Evidence | None, float | None, float]:
-    """(holds, evidence, onset, score) of one condition on one instance; `since`: a median
-    level read since then (`when: during`), not since the incident's onset."""
+    """(holds, evidence, onset, score) of one condition on one instance; `shown` False: a
+    `normal` that holds needs no evidence (it will not be reported); `since`: a median level
+    read since then (`when: during`), not since the incident's onset."""
     sig = c.signal
     if c.state in ("over_capacity", "within_capacity"):
         return capacity_state(ctx, c, inst)
@@ -110,6 +115,8 @@ def _test(
         off = [a for a in ctx.anomalies(sig, inst) if a.kind in ("deviation", "fleet_outlier")]
         if off:
             return False, from_anomaly(off[0], ctx, True), off[0].onset, off[0].score
+        if not shown:
+            return True, None, None, 0.0
         pre, post, _ = ctx.before_after(sig, inst)
         return True, from_normal(ctx, sig, inst, pre, post), None, 0.0
     pre, post, tail = ctx.before_after(sig, inst, since)
@@ -122,8 +129,11 @@ def _test(
         # a cause begins before the users notice: events from EVENT_LEAD_S before the onset
         # count as the incident's, and "before" is what came earlier than that
         k = max(1, ctx.split() - int(EVENT_LEAD_S // ctx.frame.step))
+        high_before, _, high_since, _ = ctx.extremes(sig, inst, k, settled=False)
+        before = -np.inf if np.isnan(high_before) else high_before
+        if not high_since > max(level, before):  # nothing since rose past both (or no data)
+            return False, None, None, 0.0
         tail = row[k:]
-        before = np.nanmax(row[:k]) if np.any(~np.isnan(row[:k])) else -np.inf
         hit = np.flatnonzero((tail > level) & (tail > before))
         if hit.size == 0:
             return False, None, None, 0.0
@@ -132,13 +142,10 @@ def _test(
         ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
         return True, ev, onset, 10.0
     if c.stat != "median":
-        if reads_extreme(c):
-            settled = ctx.settled_row(sig, inst)
-            assert settled is not None
-            tail = settled[ctx.split() :]
-        if not np.any(~np.isnan(tail)):
+        _, _, high, low = ctx.extremes(sig, inst, ctx.split(since), reads_extreme(c))
+        if np.isnan(high):
             return False, None, None, 0.0
-        post = float(np.nanmax(tail) if c.stat == "max" else np.nanmin(tail))
+        post = high if c.stat == "max" else low
     holds = post > level if c.state == "above" else post < level
     if not holds:
         return False, None, None, 0.0
@@ -253,7 +260,7 @@ def eval_condition(
     apart: Evidence | None = None
     for inst in cands:
         since = _during(ctx, c, inst, began or {})
-        ok, ev, onset, score = _test(ctx, c, inst, since)
+        ok, ev, onset, score = _test(ctx, c, inst, len(evidence) < NORMAL_SHOWN, since)
         first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
@@ -267,13 +274,14 @@ def eval_condition(
                 onsets.append(onset)
                 at[inst] = (onset,)
             scores.append(score)
-        elif c.state == "normal" and ev is not None and first_bad is None:
+        elif c.state == "normal":  # one instance off is enough to say it is not normal
             first_bad = ev
+            break
     if c.state == "normal":
         if len(held) < len(cands):
             contra = [first_bad] if first_bad is not None else []
             return Outcome(False, evidence=[_against(e) for e in contra])
-        return Outcome(True, frozenset(held), evidence[:3], scores=[1.0])
+        return Outcome(True, frozenset(held), evidence[:NORMAL_SHOWN], scores=[1.0])
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
         since = _during(ctx, c, cands[0], began or {})

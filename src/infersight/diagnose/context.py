@@ -77,8 +77,20 @@ class Context:
         if s is None:
             return ()
         ok = ~np.all(np.isnan(s.values), axis=1)
-        has_anomaly = {i for (sig, i) in self.by_key if sig == signal}
+        has_anomaly = self._anomalous_instances().get(signal, frozenset())
         return tuple(i for k, i in enumerate(s.instances) if ok[k] or i in has_anomaly)
+
+    def _anomalous_instances(self) -> dict[str, frozenset[str]]:
+        """Per signal, the instances detection found something on (built once)."""
+        key = ("anomalous_instances",)
+        if key not in self.memo:
+            by: dict[str, set[str]] = {}
+            for sig, inst in self.by_key:
+                by.setdefault(sig, set()).add(inst)
+            self.memo[key] = {sig: frozenset(v) for sig, v in by.items()}
+        out = self.memo[key]
+        assert isinstance(out, dict)
+        return out
 
     def row(self, signal: str, instance: str) -> FloatArray | None:
         key = (signal, instance)
@@ -157,6 +169,42 @@ class Context:
         assert isinstance(out, dict)
         return out
 
+    def extremes(
+        self, signal: str, instance: str, k: int, settled: bool
+    ) -> tuple[float, float, float, float]:
+        """(highest, lowest) before grid index k and (highest, lowest) from it on, of the
+        instance's row (its `settled_row` when `settled`); NaN where that part holds no
+        reading. Computed for every instance of the signal at once."""
+        key = ("extremes", signal, str(k), str(settled))
+        if key not in self.memo:
+            s = self.frame.get(signal)
+            table: dict[str, tuple[float, float, float, float]] = {}
+            if s is not None and s.values.shape[1]:
+                rows = s.values
+                if settled:
+                    rows = np.vstack([self._settled(signal, i) for i in s.instances])
+                high_pre, low_pre = _extremes_of(rows[:, :k])
+                high_post, low_post = _extremes_of(rows[:, k:])
+                table = {
+                    i: (
+                        float(high_pre[j]),
+                        float(low_pre[j]),
+                        float(high_post[j]),
+                        float(low_post[j]),
+                    )
+                    for j, i in enumerate(s.instances)
+                }
+            self.memo[key] = table
+        out = self.memo[key]
+        assert isinstance(out, dict)
+        found: tuple[float, float, float, float] = out.get(instance, (np.nan,) * 4)
+        return found
+
+    def _settled(self, signal: str, instance: str) -> FloatArray:
+        row = self.settled_row(signal, instance)
+        assert row is not None  # the instance is one of the signal's
+        return row
+
     def anomalies(self, signal: str, instance: str, kind: str | None = None) -> list[Anomaly]:
         found = self.by_key.get((signal, instance), [])
         return [a for a in found if kind is None or a.kind == kind]
@@ -188,6 +236,18 @@ def row_medians(block: FloatArray) -> FloatArray:
     mid = (np.take_along_axis(ordered, lo, 1) + np.take_along_axis(ordered, hi, 1)) / 2.0
     out: FloatArray = np.where(count > 0, mid[:, 0], np.nan)
     return out
+
+
+def _extremes_of(block: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Each row's highest and lowest number (NaN where a row has none), without warnings."""
+    if block.shape[1] == 0:
+        empty = np.full(block.shape[0], np.nan)
+        return empty, empty
+    gap = np.isnan(block)
+    seen = ~np.all(gap, axis=1)
+    high = np.where(seen, np.max(np.where(gap, -np.inf, block), axis=1), np.nan)
+    low = np.where(seen, np.min(np.where(gap, np.inf, block), axis=1), np.nan)
+    return high, low
 
 
 def _or_none(v: float) -> float | None:

@@ -59,12 +59,11 @@ def settled_data(ctx: Context, c: Condition, inst: str) -> bool:
     samples after restarts are set aside (else it is undecidable there, not false)."""
     if c.stat == "median" or not reads_extreme(c):
         return True
-    row = ctx.settled_row(c.signal, inst)
-    if row is None:
+    if ctx.row(c.signal, inst) is None:
         return False
-    k = ctx.split()
-    tail_ok = bool(np.any(~np.isnan(row[k:])))
-    return tail_ok and (c.state in ("above", "below") or bool(np.any(~np.isnan(row[:k]))))
+    high_before, _, high_since, _ = ctx.extremes(c.signal, inst, ctx.split(), settled=True)
+    tail_ok = not np.isnan(high_since)
+    return tail_ok and (c.state in ("above", "below") or not np.isnan(high_before))
 
 
 def extreme(
@@ -72,15 +71,16 @@ def extreme(
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`up`/`down` with stat max/min: the extreme since the onset against the one before it,
     leaving out readings taken just after the target was down (see `Context.settled_row`)."""
-    row = ctx.settled_row(c.signal, inst) if reads_extreme(c) else ctx.row(c.signal, inst)
+    settled = reads_extreme(c)
+    row = ctx.settled_row(c.signal, inst) if settled else ctx.row(c.signal, inst)
     if row is None:
         return False, None, None, 0.0
     k = ctx.split()
-    pre, tail = row[:k], row[k:]
-    if not np.any(~np.isnan(pre)) or not np.any(~np.isnan(tail)):
+    high_before, low_before, high_since, low_since = ctx.extremes(c.signal, inst, k, settled)
+    if np.isnan(high_before) or np.isnan(high_since):
         return False, None, None, 0.0
-    pick = np.nanmax if c.stat == "max" else np.nanmin
-    before, after = float(pick(pre)), float(pick(tail))
+    before, after = (high_before, high_since) if c.stat == "max" else (low_before, low_since)
+    tail = row[k:]
     factor = c.factor if c.factor is not None else 2.0
     if c.state == "up":
         holds = after > 0 and after >= factor * max(before, 0.0)
