@@ -24,7 +24,14 @@ from infersight.detect.baseline import (
 from infersight.detect.config import DetectConfig
 from infersight.detect.fleet import FleetOutlier, default_peer_groups, detect_fleet
 from infersight.detect.result import Anomaly, DetectionResult, Sign
-from infersight.detect.scope import ScopeEntry, ScopeSignal, post_onset, summarize_signal, triage
+from infersight.detect.scope import (
+    ScopeEntry,
+    ScopeSignal,
+    post_onset,
+    post_share,
+    summarize_signal,
+    triage,
+)
 from infersight.detect.trend import Trend, detect_trends
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
@@ -106,7 +113,7 @@ def _deviation_anomalies(
         else:
             sign = "up" if signed[j] >= 0 else "down"
         valid = ~np.isnan(x[r])
-        frac, _ = post_onset(dev.flags[r], valid, on.index, cfg.sustain_window)
+        frac = post_share(dev.flags[r], valid, on.index)
         rtxt = f"{ratio:.2f}×, " if ratio is not None else ""
         detail = (
             f"{instances[r]}: {signal} at {format_value(obs, meta.unit)} vs "

@@ -25,11 +25,17 @@ P50 = ("service.e2e_latency_p50",)
 ERRORS = ("service.error_ratio", "access.5xx_ratio", "access.upstream_5xx_ratio")
 
 
-def post_onset(flags: BoolArray, valid: BoolArray, onset: int, gap: int) -> tuple[float, int]:
-    """(share of valid points from onset on that are anomalous, number of bursts)."""
+def post_share(flags: BoolArray, valid: BoolArray, onset: int) -> float:
+    """Share of the valid points from onset on that are anomalous."""
     f, v = flags[onset:], valid[onset:]
     nv = int(v.sum())
-    frac = float((f & v).sum() / nv) if nv else 0.0
+    return float((f & v).sum() / nv) if nv else 0.0
+
+
+def post_onset(flags: BoolArray, valid: BoolArray, onset: int, gap: int) -> tuple[float, int]:
+    """(share of valid points from onset on that are anomalous, number of bursts)."""
+    f = flags[onset:]
+    frac = post_share(flags, valid, onset)
     bursts = [r for r in merge_runs(runs(f), gap) if r[1] - r[0] >= 2]
     return frac, max(1, len(bursts)) if f.any() else 0
 
