@@ -149,9 +149,9 @@ def _test(
     holds = post > level if c.state == "above" else post < level
     if not holds:
         return False, None, None, 0.0
-    if since is not None:
-        ev = from_level(ctx, sig, inst, c.state, pre, post, level, since, since)
-        return True, ev, since, 5.0
+    if since is not None:  # a level dates no change of its own: the incident's onset, as below
+        ev = from_level(ctx, sig, inst, c.state, pre, post, level, ctx.onset, since)
+        return True, ev, ctx.onset, 5.0
     onset = ctx.onset
     if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
         if reads_extreme(c):

@@ -109,7 +109,7 @@ def from_level(
         kind="event" if state in ("event", "max", "min") else "level",
         supports=True,
         statement=text,
-        window_start=onset,
+        window_start=onset if since is None else since,
         window_end=ctx.frame.end,
         baseline=pre,
         observed=observed,
