@@ -21,9 +21,6 @@ from infersight.bundle.errors import fail
 from infersight.bundle.manifest import check_member_name
 
 GiB = 1 << 30
-#: Bytes a tarball is read in at a time (tarfile's default, 10 KiB, makes reading a bundle of
-#: tens of MB cost thousands of calls through gzip)
-TAR_BUFSIZE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,7 @@ def _read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
     cap = limits.total_bytes + 1024 * (limits.members + 2)
     with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
         stream = _CountingReader(gz, cap, where)
-        with tarfile.open(fileobj=stream, mode="r|", bufsize=TAR_BUFSIZE) as tar:  # type: ignore[call-overload]
+        with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
             for entries, info in enumerate(tar, start=1):
                 if entries > limits.members:
                     raise fail(where, f"more than {limits.members} members; refused")

@@ -119,40 +119,19 @@ def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFr
         )
     col = idx.astype(np.int64)
     series: dict[str, SignalSeries] = {}
-    if not ts.size:
-        return MetricFrame(start, step, n, series)
-    rows, order, counts = _rows_by_first_seen(sig_idx, inst_idx, len(sig_names), len(inst_names))
-    cell = rows * n + col
-    doubled = np.bincount(cell, minlength=order.size * n) > 1
-    if np.any(doubled):
-        k = int(np.argmax(doubled[cell]))
-        raise ValueError(f"signal {sig_names[sig_idx[k]]!r} has a point twice")
-    values = np.full((order.size, n), np.nan)
-    values.reshape(-1)[cell] = vals
-    at = 0
-    for sig, count in enumerate(counts):
-        if count:
-            keys = order[at : at + count]
-            names = tuple(inst_names[int(k) % len(inst_names)] for k in keys)
-            series[sig_names[sig]] = SignalSeries(names, values[at : at + count])
-            at += count
+    order = np.argsort(sig_idx, kind="stable")
+    bounds = np.flatnonzero(np.diff(sig_idx[order])) + 1
+    for group in np.split(order, bounds) if order.size else []:
+        s_inst = inst_idx[group]
+        uniq, first = np.unique(s_inst, return_index=True)
+        uniq = uniq[np.argsort(first)]
+        row_of = np.empty(len(inst_names), dtype=np.int64)
+        row_of[uniq] = np.arange(uniq.size)
+        rows = row_of[s_inst]
+        arr = np.full((uniq.size, n), np.nan)
+        flat = rows * n + col[group]
+        if np.bincount(flat, minlength=arr.size).max(initial=0) > 1:
+            raise ValueError(f"signal {sig_names[sig_idx[group[0]]]!r} has a point twice")
+        arr.reshape(-1)[flat] = vals[group]
+        series[sig_names[sig_idx[group[0]]]] = SignalSeries(tuple(inst_names[i] for i in uniq), arr)
     return MetricFrame(start, step, n, series)
-
-
-def _rows_by_first_seen(
-    sig_idx: np.ndarray, inst_idx: np.ndarray, signals: int, instances: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each point's row in one array of every (signal, instance) present, grouped by signal and
-    within a signal in the order its instances first appear; also the (signal, instance) keys
-    in row order and the rows per signal. The points are not sorted: a file holds few keys,
-    each in long runs."""
-    key = sig_idx * instances + inst_idx
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])  # runs of one key
-    run_keys, first_run = np.unique(key[starts], return_index=True)
-    first_seen = starts[first_run]
-    ranked = np.lexsort((first_seen, run_keys // instances))
-    row_of = np.empty(run_keys.size, dtype=np.int64)  # by position among the sorted keys
-    row_of[ranked] = np.arange(run_keys.size)
-    order = run_keys[ranked]
-    counts = np.bincount(order // instances, minlength=signals)
-    return row_of[np.searchsorted(run_keys, key)], order, counts
