@@ -285,7 +285,8 @@ def eval_condition(
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
         since = _during(ctx, c, cands[0], began or {})
-        return Outcome(False, evidence=[apart] if apart else _not_seen(ctx, c, cands, since))
+        seen = [apart] if apart else _not_seen(ctx, c, cands, since, held)
+        return Outcome(False, evidence=seen)
     return Outcome(
         True, frozenset(held), evidence, onset=min(onsets, default=None), scores=scores, began=at
     )
@@ -307,10 +308,15 @@ def _against(e: Evidence) -> Evidence:
 
 
 def _not_seen(
-    ctx: Context, c: Condition, cands: Sequence[str], since: float | None = None
+    ctx: Context,
+    c: Condition,
+    cands: Sequence[str],
+    since: float | None = None,
+    held: Sequence[str] = (),
 ) -> list[Evidence]:
-    """One piece of evidence against: the condition looked for and not found (first instance)."""
-    inst = cands[0]
+    """One piece of evidence against: the condition looked for and not found, on the first
+    instance that lacks it; where it held on too few (or too many), how many."""
+    inst = next((i for i in cands if i not in held), cands[0])
     if c.state in ("over_capacity", "within_capacity"):
         share = c.level if c.level is not None else CAPACITY_SHARE
         cap = estimate_capacity(ctx, c.signal, inst, share)
@@ -332,7 +338,24 @@ def _not_seen(
                 )
             ]
     pre, post, _ = ctx.before_after(c.signal, inst, since)
+    if c.stat != "median" and c.state in ("up", "down", "above", "below"):
+        high_pre, low_pre, high, low = ctx.extremes(
+            c.signal, inst, ctx.split(since), reads_extreme(c)
+        )
+        pre, post = (high_pre, high) if c.stat == "max" else (low_pre, low)
+        pre, post = (None if np.isnan(v) else v for v in (pre, post))
     ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c, since=since)
+    if held:
+        bound = (
+            f"at least {c.min_share:.0%}"
+            if len(held) < c.min_share * len(cands)
+            else (f"at most {c.max_share:.0%}")
+        )
+        ev = dataclasses.replace(
+            ev,
+            statement=f"{ev.statement}; it held on {len(held)} of {len(cands)} instances, "
+            f"needs {bound}",
+        )
     return [ev]
 
 

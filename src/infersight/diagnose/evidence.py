@@ -130,7 +130,8 @@ def from_normal(
     """A signal seen without the change looked for (`wanted`), or seen normal (a refutation);
     read since the incident began, or since `since`."""
     u = ctx.unit(signal)
-    figures = f"{format_value(post, u)} {_since(since)}, {format_value(pre, u)} before"
+    at = {"max": "peak ", "min": "low "}.get(wanted.stat if wanted is not None else "", "")
+    figures = f"{at}{format_value(post, u)} {_since(since)}, {at}{format_value(pre, u)} before"
     if wanted is None:
         text = f"{signal} on {inst} normal: {figures}"
     else:
