@@ -76,7 +76,11 @@ class Condition(BaseModel):
     bad direction) by at least `factor` times as much as `than` is worse than its peers' — a
     change larger than the one offered as its cause can make (batches 1.6× slower than the
     fleet's on a card whose clock is 1.5% below theirs: the clock did not slow them); it
-    does not hold where either signal or two peers are missing.
+    does not hold where either signal or two peers are missing. With `stat: max` it compares
+    each with its own past instead: the signal's peak since the onset grew at least `factor`
+    times as much (peak since over peak before, read away from restarts) as `than`'s did (a
+    pass 2.5× slower at its worst while the mean batch peaked 1.3× higher: each item costs
+    more, so the batches went past the knee).
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
@@ -123,8 +127,10 @@ class Condition(BaseModel):
             raise ValueError(f"unknown signal {self.signal!r}")
         if self.state in ("above", "below", "outage") and self.level is None:
             raise ValueError(f"state {self.state!r} needs a level")
-        if self.stat != "median" and self.state not in ("above", "below", "up", "down"):
-            raise ValueError(f"stat {self.stat} applies to above/below/up/down")
+        peak_pace = self.state == "outpaces" and self.stat == "max"
+        extreme_ok = self.state in ("above", "below", "up", "down") or peak_pace
+        if self.stat != "median" and not extreme_ok:
+            raise ValueError(f"stat {self.stat} applies to above/below/up/down, max to outpaces")
         capacity = self.state in ("over_capacity", "within_capacity")
         shift = self.state in ("rose", "fell")
         dated = ("up", "down", "outlier", "absent", "event", "outage")

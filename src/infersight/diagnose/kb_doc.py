@@ -31,7 +31,8 @@ def _cond(c: Condition) -> str:
         return f"`{c.signal}` 0 for ≥ {c.level:g} s, then back (a restart that slow to serve)" + (
             f" on the {c.where} instances" if c.where != "any" else ""
         )
-    parts = [f"`{c.signal}` {c.state.replace('_', ' ')}"]
+    stat = {"max": " peak", "min": " low"}.get(c.stat, "")
+    parts = [f"`{c.signal}`{stat} {c.state.replace('_', ' ')}"]
     if c.than is not None:
         parts.append(f"`{c.than}`")
     if c.factor is not None:
@@ -117,7 +118,10 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "detection's floors: did the users feel a cause already seen); `outpaces` — on "
         "instances another condition pinned, the signal is further from its peers' (the bad "
         "way) than the `than` signal is from theirs, by the factor (a slowdown larger than "
-        "its would-be cause can make). `same`: on the "
+        "its would-be cause can make); `peak outpaces` — the signal's peak since the onset "
+        "grew, against its peak before, by the factor more than the `than` signal's did (a "
+        "pass slowed far more than its batch grew: past the knee). `peak`/`low`: the highest "
+        "or lowest reading since the onset, not the median. `same`: on the "
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
         f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "

@@ -144,13 +144,26 @@ def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, floa
     return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
 
 
+def _peak_growth(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
+    """(how many times its peak since the onset exceeds its peak before, the one, the other),
+    read away from restarts; None where either side has no reading or the peak before is not
+    positive."""
+    high_before, _, high_since, _ = ctx.extremes(signal, inst, ctx.split(), True)
+    if not high_before > 0 or np.isnan(high_since):
+        return None
+    return high_since / high_before, high_since, high_before
+
+
 def outpaces(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`outpaces`: the signal is `factor` times further from its peers (its bad way) than
-    `than` is from theirs: a change its would-be cause is too small to make. Does not hold
-    where either signal or two peers are missing: it refutes only on data."""
+    `than` is from theirs: a change its would-be cause is too small to make; with `stat: max`,
+    its peak grew `factor` times as much as `than`'s did. Does not hold where either signal
+    (or, against peers, two peers) is missing: it refutes only on data."""
     assert c.than is not None and c.factor is not None
+    if c.stat == "max":
+        return _outgrew(ctx, c, inst)
     mine, cause = _worse_than_peers(ctx, c.signal, inst), _worse_than_peers(ctx, c.than, inst)
     if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
         return False, None, None, 0.0
@@ -161,6 +174,32 @@ def outpaces(
         f"({format_value(mine[1], u)} against {format_value(mine[2], u)}) while {c.than} is "
         f"{cause[0]:.2f}× worse ({format_value(cause[1], cu)} against "
         f"{format_value(cause[2], cu)}): more than that can cause"
+    )
+    return (
+        True,
+        dataclasses.replace(ev, statement=text),
+        ctx.onset,
+        min(10.0, mine[0] / max(cause[0], 1.0)),
+    )
+
+
+def _outgrew(
+    ctx: Context, c: Condition, inst: str
+) -> tuple[bool, Evidence | None, float | None, float]:
+    """`outpaces` with `stat: max`: the peak since the onset against the peak before, of the
+    signal and of `than` (a pass that slowed 2.5× while the mean batch grew 1.3×: each item
+    costs more, the batches are past the knee — below it a larger batch costs less per item)."""
+    assert c.than is not None and c.factor is not None
+    mine, cause = _peak_growth(ctx, c.signal, inst), _peak_growth(ctx, c.than, inst)
+    if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
+        return False, None, None, 0.0
+    u, cu = ctx.unit(c.signal), ctx.unit(c.than)
+    ev = from_level(ctx, c.signal, inst, "max", mine[2], mine[1], mine[2], ctx.onset)
+    text = (
+        f"{c.signal} on {inst} peaked {mine[0]:.2f}× its highest before the incident "
+        f"({format_value(mine[1], u)} against {format_value(mine[2], u)}) while {c.than} "
+        f"peaked {cause[0]:.2f}× ({format_value(cause[1], cu)} against "
+        f"{format_value(cause[2], cu)}): it grew more than that can make it"
     )
     return (
         True,
