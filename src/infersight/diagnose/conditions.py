@@ -75,6 +75,29 @@ def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
     return obs * c.factor <= base
 
 
+def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
+    """When a deviation first reached the size a condition asks (`factor`, `delta`) against its
+    baseline: a request rate creeping over the band on the morning ramp that a surge at 10:54
+    tripled is "up 1.5×" since 10:54, not since it crept out at 08:53. Without a size, or
+    without a sample that far (the medians passed, no single reading did), its onset."""
+    row = ctx.row(c.signal, a.instance)
+    if row is None or a.baseline is None or (c.factor is None and c.delta is None):
+        return a.onset
+    k0 = ctx.frame.index_of(a.onset)
+    k1 = ctx.frame.index_of(a.end) + 1 if a.end is not None else row.size
+    seg, base = row[k0:k1], a.baseline
+    far = ~np.isnan(seg)
+    if c.factor is not None:
+        if want == "up":
+            far &= seg >= c.factor * base if base > 0 else seg > 0
+        else:
+            far &= seg * c.factor <= base
+    if c.delta is not None:
+        far &= np.abs(seg - base) >= c.delta
+    hit = np.flatnonzero(far)
+    return a.onset if hit.size == 0 else ctx.frame.start + ctx.frame.step * (k0 + int(hit[0]))
+
+
 #: `normal` reports the first few instances it holds on, not all of a large fleet
 NORMAL_SHOWN = 3
 
@@ -103,8 +126,16 @@ def _test(
         want = _wanted_direction(ctx, c)
         for a in ctx.anomalies(sig, inst, kind):
             if _direction_ok(a, want) and _factor_ok(a, c, want):
-                onset = None if a.kind == "trend" else a.onset  # a slope has no onset
-                return True, from_anomaly(a, ctx, True), onset, a.score
+                ev = from_anomaly(a, ctx, True)
+                if a.kind == "trend":  # a slope has no onset
+                    return True, ev, None, a.score
+                # a deviation of a given size began when it got that big
+                onset = _grown_by(ctx, c, a, want)
+                if onset != a.onset:
+                    size = f"{c.factor:g}×" if c.factor is not None else f"{c.delta:g} off"
+                    text = f"{ev.statement}; {size} its baseline or more since {clock(onset)}"
+                    ev = dataclasses.replace(ev, statement=text, onset=onset)
+                return True, ev, onset, a.score
         return False, None, None, 0.0
     if c.state == "absent":
         gone = ctx.absent(sig, inst)

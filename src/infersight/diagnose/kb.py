@@ -42,7 +42,9 @@ class KBError(ValueError):
 
 class Condition(BaseModel):
     """One signal state. `up`/`down`: deviation from baseline (ratio at least `factor`, change at
-    least `delta`); `above`/`below`: the level since the incident began passes `level`;
+    least `delta`; dated by its first reading that far from the baseline, not by when it left
+    the band: a rate creeping up a morning ramp before a surge tripled it dates the surge);
+    `above`/`below`: the level since the incident began passes `level`;
     `stat: max`/`min` reads above/below on the extreme since the incident began instead of the
     median (VRAM's peak, not its steady level: seed §3.2), and makes `up`/`down` compare that
     extreme with the extreme before the incident (by `factor`, default 2): a burst too short

@@ -104,7 +104,8 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "Generated from `src/infersight/diagnose/rules/*.yaml` by "
         "`python -m infersight.diagnose.kb_doc > docs/rules.md`; do not edit by hand.",
         "",
-        "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio); "
+        "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio; "
+        "with a factor or a delta, dated by its first reading that far from the baseline); "
         "`above`/`below` — level since the incident began; `normal` — present and not "
         "anomalous; `trend up`/`trend down` — sustained slope; `outlier` — away from same-role "
         "peers; `absent` — target down or series stopped; `event` — highest value from 30 min "
