@@ -526,6 +526,84 @@ def test_outpaces_compares_a_slowdown_with_what_its_would_be_cause_can_make() ->
             assert "1.60× worse than its peers'" in o.evidence[0].statement
 
 
+def test_outpaces_with_stat_max_compares_the_peaks_growth_with_the_cause_s() -> None:
+    """A pass 2.5x slower at its worst while the mean batch peaked 1.3x higher: each item
+    costs more, the batches went past the knee. Below the knee (batch 2x, pass 1.6x) a
+    larger batch costs less per item: not past it. No batch readings: not on data."""
+    from pydantic import ValidationError
+
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    fwd_sig, batch_sig = "inference.forward_time_avg", "inference.batch_size"
+    pace = Condition(
+        signal=fwd_sig, state="outpaces", than=batch_sig, stat="max", factor=1.2, where="same"
+    )
+    f = _frame(_vector_incident())
+    burst = slice(ONSET + 10, ONSET + 20)
+    cases = ((2.5, 1.3, True), (1.6, 2.0, False), (2.5, None, False))
+    for slower, larger, holds in cases:
+        fwd = np.full((len(NODES), f.n), 0.024)
+        fwd[:, burst] *= slower
+        batch = np.full((len(NODES), f.n), 6.0 if larger is not None else np.nan)
+        batch[:, burst] *= larger or 1.0
+        ctx, _ = _ctx_with({fwd_sig: fwd, batch_sig: batch})
+        o = eval_condition(ctx, pace, frozenset(NODES))
+        assert o.truth is holds, (slower, larger)
+        if holds:
+            assert o.instances == set(NODES)
+            text = o.evidence[0].statement
+            assert "peaked 2.50× its highest before" in text and "peaked 1.30×" in text
+    with pytest.raises(ValidationError, match="max to outpaces"):
+        Condition(
+            signal=fwd_sig, state="outpaces", than=batch_sig, stat="min", factor=1.2, where="same"
+        )
+
+
+def test_a_condition_held_on_too_few_says_so_on_an_instance_without_it() -> None:
+    """VRAM peaked at 100% on one card of four: "above 90% on half the fleet" is not seen,
+    and the evidence shows a card that stayed below, its peak, and how many held."""
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    vram = np.full((len(NODES), f.n), 0.65)
+    vram[0, ONSET + 5 : ONSET + 8] = 1.0
+    vram[1:, ONSET + 5 : ONSET + 8] = 0.8
+    ctx, _ = _ctx_with({"inference.gpu_mem_used_ratio": vram})
+    peak = Condition(
+        signal="inference.gpu_mem_used_ratio", state="above", level=0.9, stat="max", min_share=0.5
+    )
+    o = eval_condition(ctx, peak, None)
+    assert o.truth is False and len(o.evidence) == 1
+    ev = o.evidence[0]
+    assert ev.instance == "node-1" and not ev.supports
+    assert "peak 80%" in ev.statement and "peak 65%" in ev.statement
+    assert "held on 1 of 4 instances, needs at least 50%" in ev.statement
+
+
+def test_a_deviation_of_a_given_size_is_dated_when_it_got_that_big() -> None:
+    """A rate 45% over its band from the onset that a surge raised again 20 points later is
+    "up 1.5x" since the surge; without a size asked, since it left the band."""
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    noise = np.random.default_rng(5).standard_normal((len(NODES), f.n))
+    rate = 60.0 * (1 + 0.01 * noise)
+    rate[:, ONSET:] *= 1.45
+    rate[:, ONSET + 20 :] *= 2.5
+    ctx, _ = _ctx_with({"service.request_rate": rate})
+    rps = "service.request_rate"
+    sized = eval_condition(ctx, Condition(signal=rps, state="up", factor=1.5), None)
+    plain = eval_condition(ctx, Condition(signal=rps, state="up"), None)
+    assert sized.truth is True and plain.truth is True
+    assert plain.onset is not None and plain.onset <= f.start + (ONSET + 2) * f.step
+    assert sized.onset == f.start + (ONSET + 20) * f.step
+    ev = sized.evidence[0]
+    assert ev.onset == sized.onset and "1.5× its baseline or more since" in ev.statement
+
+
 def test_outpaces_needs_than_factor_and_the_same_instances() -> None:
     from pydantic import ValidationError
 
