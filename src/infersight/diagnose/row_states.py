@@ -159,48 +159,33 @@ def outpaces(
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """`outpaces`: the signal is `factor` times further from its peers (its bad way) than
     `than` is from theirs: a change its would-be cause is too small to make; with `stat: max`,
-    its peak grew `factor` times as much as `than`'s did. Does not hold where either signal
+    its peak grew `factor` times as much as `than`'s did against their peaks before (a pass
+    that slowed 2.5× while the mean batch grew 1.3×: each item costs more, the batches are past
+    the knee — below it a larger batch costs less per item). Does not hold where either signal
     (or, against peers, two peers) is missing: it refutes only on data."""
     assert c.than is not None and c.factor is not None
-    if c.stat == "max":
-        return _outgrew(ctx, c, inst)
-    mine, cause = _worse_than_peers(ctx, c.signal, inst), _worse_than_peers(ctx, c.than, inst)
+    own_past = c.stat == "max"
+    read = _peak_growth if own_past else _worse_than_peers
+    mine, cause = read(ctx, c.signal, inst), read(ctx, c.than, inst)
     if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
         return False, None, None, 0.0
     u, cu = ctx.unit(c.signal), ctx.unit(c.than)
-    ev = from_level(ctx, c.signal, inst, "above", mine[2], mine[1], mine[2], ctx.onset)
-    text = (
-        f"{c.signal} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident began "
-        f"({format_value(mine[1], u)} against {format_value(mine[2], u)}) while {c.than} is "
-        f"{cause[0]:.2f}× worse ({format_value(cause[1], cu)} against "
-        f"{format_value(cause[2], cu)}): more than that can cause"
-    )
-    return (
-        True,
-        dataclasses.replace(ev, statement=text),
-        ctx.onset,
-        min(10.0, mine[0] / max(cause[0], 1.0)),
-    )
-
-
-def _outgrew(
-    ctx: Context, c: Condition, inst: str
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """`outpaces` with `stat: max`: the peak since the onset against the peak before, of the
-    signal and of `than` (a pass that slowed 2.5× while the mean batch grew 1.3×: each item
-    costs more, the batches are past the knee — below it a larger batch costs less per item)."""
-    assert c.than is not None and c.factor is not None
-    mine, cause = _peak_growth(ctx, c.signal, inst), _peak_growth(ctx, c.than, inst)
-    if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
-        return False, None, None, 0.0
-    u, cu = ctx.unit(c.signal), ctx.unit(c.than)
-    ev = from_level(ctx, c.signal, inst, "max", mine[2], mine[1], mine[2], ctx.onset)
-    text = (
-        f"{c.signal} on {inst} peaked {mine[0]:.2f}× its highest before the incident "
-        f"({format_value(mine[1], u)} against {format_value(mine[2], u)}) while {c.than} "
-        f"peaked {cause[0]:.2f}× ({format_value(cause[1], cu)} against "
-        f"{format_value(cause[2], cu)}): it grew more than that can make it"
-    )
+    mine_at = f"({format_value(mine[1], u)} against {format_value(mine[2], u)})"
+    cause_at = f"({format_value(cause[1], cu)} against {format_value(cause[2], cu)})"
+    if own_past:
+        text = (
+            f"{c.signal} on {inst} peaked {mine[0]:.2f}× its highest before the incident "
+            f"{mine_at} while {c.than} peaked {cause[0]:.2f}× {cause_at}: it grew more than "
+            "that can make it"
+        )
+    else:
+        text = (
+            f"{c.signal} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident "
+            f"began {mine_at} while {c.than} is {cause[0]:.2f}× worse {cause_at}: more than "
+            "that can cause"
+        )
+    state = "max" if own_past else "above"
+    ev = from_level(ctx, c.signal, inst, state, mine[2], mine[1], mine[2], ctx.onset)
     return (
         True,
         dataclasses.replace(ev, statement=text),
