@@ -377,11 +377,8 @@ def _not_seen(
         pre, post = (None if np.isnan(v) else v for v in (pre, post))
     ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c, since=since)
     if held:
-        bound = (
-            f"at least {c.min_share:.0%}"
-            if len(held) < c.min_share * len(cands)
-            else (f"at most {c.max_share:.0%}")
-        )
+        few = len(held) < c.min_share * len(cands)
+        bound = f"at least {c.min_share:.0%}" if few else f"at most {c.max_share:.0%}"
         ev = dataclasses.replace(
             ev,
             statement=f"{ev.statement}; it held on {len(held)} of {len(cands)} instances, "
