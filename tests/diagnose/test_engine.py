@@ -201,7 +201,8 @@ def _ctx_with(extra: dict[str, np.ndarray]) -> tuple[Context, MetricFrame]:
 
 
 def test_an_event_just_before_the_users_noticed_is_the_incidents() -> None:
-    from infersight.diagnose.conditions import EVENT_LEAD_S, eval_condition
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.instance_state import EVENT_LEAD_S
     from infersight.diagnose.kb import Condition
 
     f = _frame(_vector_incident())

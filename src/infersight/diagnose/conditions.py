@@ -15,30 +15,27 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from infersight.detect import Anomaly
 from infersight.diagnose.context import Context
-from infersight.diagnose.evidence import clock, from_anomaly, from_level, from_normal
+from infersight.diagnose.evidence import clock, from_normal
+from infersight.diagnose.instance_state import (
+    NORMAL_SHOWN,
+    direction_ok,
+    state_on,
+    wanted_direction,
+)
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
 from infersight.diagnose.row_states import (
     CAPACITY_MARGIN,
     CAPACITY_SHARE,
     capacity_missing,
-    capacity_state,
     estimate_capacity,
-    extreme,
-    first_crossing,
-    outage,
-    outpaces,
     reads_extreme,
     settled_data,
-    shift,
 )
 from infersight.units import format_duration
 
 Truth = bool | None
-#: `event` counts what happened from this long before the incident's onset
-EVENT_LEAD_S = 1800.0
 #: `when: together`: changes on one instance this close in time began together
 TOGETHER_S = 900.0
 
@@ -54,146 +51,6 @@ class Outcome:
     #: per instance where it holds: when its change began (every alternative that held and
     #: dates its change: an `any` group keeps them all)
     began: dict[str, tuple[float, ...]] = field(default_factory=dict)
-
-
-def _direction_ok(a: Anomaly, want: str) -> bool:
-    return a.direction == want
-
-
-def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
-    if c.delta is not None and (
-        a.baseline is None or a.observed is None or abs(a.observed - a.baseline) < c.delta
-    ):
-        return False
-    if c.factor is None:
-        return True
-    if a.baseline is None or a.observed is None:
-        return False
-    base, obs = abs(a.baseline), abs(a.observed)
-    if want == "up":
-        return obs >= c.factor * base if base > 0 else obs > 0
-    return obs * c.factor <= base
-
-
-def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
-    """When a deviation first reached the size a condition asks (`factor`, `delta`) against its
-    baseline: a request rate creeping over the band on the morning ramp that a surge at 10:54
-    tripled is "up 1.5×" since 10:54, not since it crept out at 08:53. Without a size, or
-    without a sample that far (the medians passed, no single reading did), its onset."""
-    row = ctx.row(c.signal, a.instance)
-    if row is None or a.baseline is None or (c.factor is None and c.delta is None):
-        return a.onset
-    k0 = ctx.frame.index_of(a.onset)
-    k1 = ctx.frame.index_of(a.end) + 1 if a.end is not None else row.size
-    seg, base = row[k0:k1], a.baseline
-    far = ~np.isnan(seg)
-    if c.factor is not None:
-        if want == "up":
-            far &= seg >= c.factor * base if base > 0 else seg > 0
-        else:
-            far &= seg * c.factor <= base
-    if c.delta is not None:
-        far &= np.abs(seg - base) >= c.delta
-    hit = np.flatnonzero(far)
-    return a.onset if hit.size == 0 else ctx.frame.start + ctx.frame.step * (k0 + int(hit[0]))
-
-
-#: `normal` reports the first few instances it holds on, not all of a large fleet
-NORMAL_SHOWN = 3
-
-
-def _test(
-    ctx: Context, c: Condition, inst: str, shown: bool = True, since: float | None = None
-) -> tuple[bool, Evidence | None, float | None, float]:
-    """(holds, evidence, onset, score) of one condition on one instance; `shown` False: a
-    `normal` that holds needs no evidence (it will not be reported); `since`: a median level
-    read since then (`when: during`), not since the incident's onset."""
-    sig = c.signal
-    if c.state in ("over_capacity", "within_capacity"):
-        return capacity_state(ctx, c, inst)
-    if c.state == "outage":
-        return outage(ctx, c, inst)
-    if c.state in ("rose", "fell"):
-        return shift(ctx, c, inst)
-    if c.state == "outpaces":
-        return outpaces(ctx, c, inst)
-    if c.stat != "median" and c.state in ("up", "down"):
-        return extreme(ctx, c, inst)
-    if c.state in ("up", "down", "trend_up", "trend_down", "outlier"):
-        kind = {"up": "deviation", "down": "deviation", "outlier": "fleet_outlier"}.get(
-            c.state, "trend"
-        )
-        want = _wanted_direction(ctx, c)
-        for a in ctx.anomalies(sig, inst, kind):
-            if _direction_ok(a, want) and _factor_ok(a, c, want):
-                ev = from_anomaly(a, ctx, True)
-                if a.kind == "trend":  # a slope has no onset
-                    return True, ev, None, a.score
-                # a deviation of a given size began when it got that big
-                onset = _grown_by(ctx, c, a, want)
-                if onset != a.onset:
-                    size = f"{c.factor:g}×" if c.factor is not None else f"{c.delta:g} off"
-                    text = f"{ev.statement}; {size} its baseline or more since {clock(onset)}"
-                    ev = dataclasses.replace(ev, statement=text, onset=onset)
-                return True, ev, onset, a.score
-        return False, None, None, 0.0
-    if c.state == "absent":
-        gone = ctx.absent(sig, inst)
-        if gone is not None:
-            return True, from_anomaly(gone, ctx, True), gone.onset, gone.score
-        return False, None, None, 0.0
-    if c.state == "normal":
-        off = [a for a in ctx.anomalies(sig, inst) if a.kind in ("deviation", "fleet_outlier")]
-        if off:
-            return False, from_anomaly(off[0], ctx, True), off[0].onset, off[0].score
-        if not shown:
-            return True, None, None, 0.0
-        pre, post, _ = ctx.before_after(sig, inst)
-        return True, from_normal(ctx, sig, inst, pre, post), None, 0.0
-    pre, post, tail = ctx.before_after(sig, inst, since)
-    if tail is None or post is None:
-        return False, None, None, 0.0
-    level = c.level if c.level is not None else 0.0
-    if c.state == "event":
-        row = ctx.row(sig, inst)
-        assert row is not None
-        # a cause begins before the users notice: events from EVENT_LEAD_S before the onset
-        # count as the incident's, and "before" is what came earlier than that
-        k = max(1, ctx.split() - int(EVENT_LEAD_S // ctx.frame.step))
-        high_before, _, high_since, _ = ctx.extremes(sig, inst, k, settled=False)
-        before = -np.inf if np.isnan(high_before) else high_before
-        if not high_since > max(level, before):  # nothing since rose past both (or no data)
-            return False, None, None, 0.0
-        tail = row[k:]
-        hit = np.flatnonzero((tail > level) & (tail > before))
-        if hit.size == 0:
-            return False, None, None, 0.0
-        onset = ctx.frame.start + ctx.frame.step * (k + int(hit[0]))
-        peak = float(np.nanmax(tail))
-        ev = from_level(ctx, sig, inst, "event", pre, peak, level, onset)
-        return True, ev, onset, 10.0
-    if c.stat != "median":
-        _, _, high, low = ctx.extremes(sig, inst, ctx.split(since), reads_extreme(c))
-        if np.isnan(high):
-            return False, None, None, 0.0
-        post = high if c.stat == "max" else low
-    holds = post > level if c.state == "above" else post < level
-    if not holds:
-        return False, None, None, 0.0
-    if since is not None:  # a level dates no change of its own: the incident's onset, as below
-        ev = from_level(ctx, sig, inst, c.state, pre, post, level, ctx.onset, since)
-        return True, ev, ctx.onset, 5.0
-    onset = ctx.onset
-    if c.stat != "median":  # a peak or a dip is dated by its first sample past the level
-        if reads_extreme(c):
-            settled = ctx.settled_row(sig, inst)
-            assert settled is not None
-            tail = settled[ctx.split() :]
-        past = tail > level if c.state == "above" else tail < level
-        onset = ctx.frame.start + ctx.frame.step * (ctx.split() + int(np.argmax(past)))
-        if reads_extreme(c):
-            onset = first_crossing(ctx, c, inst, level, onset)
-    return True, from_level(ctx, sig, inst, c.state, pre, post, level, onset), onset, 5.0
 
 
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
@@ -231,15 +88,6 @@ def _during(
     return began[inst][0]
 
 
-def _wanted_direction(ctx: Context, c: Condition) -> str:
-    """The way a condition's change goes: its state's (up, trend_down, fell, …), an outlier's
-    `direction`, else the signal's bad way."""
-    if c.state == "outlier":
-        bad = ctx.bad(c.signal)
-        return c.direction or (bad if bad in ("up", "down") else "up")
-    return "down" if c.state in ("down", "trend_down", "fell", "below") else "up"
-
-
 def _first_sign(
     ctx: Context, c: Condition, inst: str, onset: float | None, family: tuple[str, ...] = ()
 ) -> float | None:
@@ -249,12 +97,12 @@ def _first_sign(
     from its own past at 11:35 began at 09:10; so did a tail that only moved at 11:35."""
     if onset is None or c.when != "together":
         return onset
-    want = _wanted_direction(ctx, c)
+    want = wanted_direction(ctx, c)
     seen = [
         a.onset
         for sig in family or (c.signal,)
         for a in ctx.anomalies(sig, inst)
-        if a.kind in ("deviation", "fleet_outlier") and _direction_ok(a, want)
+        if a.kind in ("deviation", "fleet_outlier") and direction_ok(a, want)
     ]
     return min([onset, *seen])
 
@@ -291,7 +139,7 @@ def eval_condition(
     apart: Evidence | None = None
     for inst in cands:
         since = _during(ctx, c, inst, began or {})
-        ok, ev, onset, score = _test(ctx, c, inst, len(evidence) < NORMAL_SHOWN, since)
+        ok, ev, onset, score = state_on(ctx, c, inst, len(evidence) < NORMAL_SHOWN, since)
         first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
