@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--seeds",
         type=int,
-        default=55,
+        default=60,
         help="seeds examined while tuning: 0..N-1 (default %(default)s)",
     )
     ap.add_argument(

@@ -231,6 +231,27 @@ def test_a_peak_from_zero_is_dated_when_it_begins() -> None:
     assert o.truth is True and o.onset == f.start + (ONSET + 20) * f.step
 
 
+def test_a_peak_just_before_the_users_noticed_is_the_incidents() -> None:
+    """A second process's memory came a minute before the latency left its band: its first
+    peak is the incident's, not "the peak before" it. A peak well before the onset still is."""
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.context import PEAK_LEAD_S
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    up = Condition(signal="inference.gpu_mem_used_bytes", state="up", factor=1.3, stat="max")
+    lead = int(PEAK_LEAD_S // f.step)
+    for first, holds in ((ONSET - 1, True), (ONSET - 2 * lead, False)):
+        mem = np.full((len(NODES), f.n), 57e9)
+        mem[2, first::2] = 85e9  # the engine crash-loops: full card, then the other alone
+        mem[2, first + 1 :: 2] = 25e9
+        ctx, _ = _ctx_with({"inference.gpu_mem_used_bytes": mem})
+        o = eval_condition(ctx, up, None)
+        assert o.truth is holds, first
+        if holds:
+            assert o.instances == {"node-2"} and o.onset == f.start + first * f.step
+
+
 def test_outage_reads_gaps_without_samples_as_unknown_not_down() -> None:
     from infersight.diagnose.conditions import eval_condition
     from infersight.diagnose.kb import Condition
@@ -525,6 +546,8 @@ def test_outpaces_compares_a_slowdown_with_what_its_would_be_cause_can_make() ->
         if holds:
             assert o.instances == {"node-1"}
             assert "1.60× worse than its peers'" in o.evidence[0].statement
+            # a comparison over the incident part dates no change
+            assert o.onset is None and o.evidence[0].onset is None
 
 
 def test_outpaces_with_stat_max_compares_the_peaks_growth_with_the_cause_s() -> None:

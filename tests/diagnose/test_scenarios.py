@@ -145,6 +145,18 @@ def test_right_root_first_native(scenario: str) -> None:
         # and detection ran both together: the surge is "1.5x" since it got that big, so the
         # unbounded queue that let it through is not dated after it
         ("unbounded_queue", 50, "vllm"),
+        # one card slowed 2.5x half an hour before the alert, too short a share of a 3 h window
+        # for a fleet outlier; the morning ramp lifted every card's traffic 1.4x over the hour
+        # before, so "no more traffic" is read against its peers, not its own past
+        ("slow_instance", 57, "vllm"),
+        ("slow_instance", 59, "native"),
+        # the second process's memory came at 12:54, the users' latency left its band at
+        # 12:55: that first peak belongs to the incident, not to the peak before it
+        ("shared_gpu_contention", 56, "vllm"),
+        # a second process came at 11:52 and slowed its two cards at 11:53, while latency
+        # began to climb elsewhere at 11:04: comparing the slow cards with their peers over
+        # the incident dates nothing, so they stay explained by the process
+        ("shared_gpu_contention", 34, "native"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:

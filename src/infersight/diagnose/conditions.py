@@ -218,9 +218,8 @@ def _not_seen(
             ]
     pre, post, _ = ctx.before_after(c.signal, inst, since)
     if c.stat != "median" and c.state in ("up", "down", "above", "below"):
-        high_pre, low_pre, high, low = ctx.extremes(
-            c.signal, inst, ctx.split(since), reads_extreme(c)
-        )
+        k = ctx.split(since) if c.state in ("above", "below") else ctx.peak_split()
+        high_pre, low_pre, high, low = ctx.extremes(c.signal, inst, k, reads_extreme(c))
         pre, post = (high_pre, high) if c.stat == "max" else (low_pre, low)
         pre, post = (None if np.isnan(v) else v for v in (pre, post))
     ev = from_normal(ctx, c.signal, inst, pre, post, wanted=c, since=since)

@@ -30,6 +30,10 @@ TAIL_SHARE = 0.3
 #: before the next scrape hides its reset, and a ratio of two such rates (a mean batch size)
 #: can read far past anything that happened. Gauges (VRAM in use) are read as they are.
 SETTLE_S = 300.0
+#: A peak compared with the one before the incident is "before" up to this long before the
+#: onset: the onset is the users' symptom, and its cause's first readings come a sample or
+#: a few earlier (a second process's memory at 12:54, the latency out of its band at 12:55).
+PEAK_LEAD_S = 300.0
 _COUNTER_FUNCS = re.compile(r"\b(rate|irate|increase|resets|changes)\(")
 
 
@@ -138,6 +142,10 @@ class Context:
         out = self.memo[key]
         assert isinstance(out, int)
         return out
+
+    def peak_split(self) -> int:
+        """Grid index where a peak compared with the earlier peak begins (PEAK_LEAD_S)."""
+        return max(1, self.split() - int(PEAK_LEAD_S // self.frame.step))
 
     def before_after(
         self, signal: str, instance: str, at: float | None = None

@@ -47,8 +47,10 @@ class Condition(BaseModel):
     `above`/`below`: the level since the incident began passes `level`;
     `stat: max`/`min` reads above/below on the extreme since the incident began instead of the
     median (VRAM's peak, not its steady level: seed §3.2), and makes `up`/`down` compare that
-    extreme with the extreme before the incident (by `factor`, default 2): a burst too short
-    for a sustained deviation; peaks are read away from restarts (`Context.settled_row`);
+    extreme with the extreme before the incident (by `factor`, default 2; both split
+    `PEAK_LEAD_S` ahead of the onset, as a cause's first readings precede the users' symptom):
+    a burst too short for a sustained deviation; peaks are read away from restarts
+    (`Context.settled_row`);
     `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope;
     `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
     series stopped or the target is down; `event`: its highest value from 30 min before the

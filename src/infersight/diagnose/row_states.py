@@ -61,7 +61,8 @@ def settled_data(ctx: Context, c: Condition, inst: str) -> bool:
         return True
     if ctx.row(c.signal, inst) is None:
         return False
-    high_before, _, high_since, _ = ctx.extremes(c.signal, inst, ctx.split(), settled=True)
+    k = ctx.split() if c.state in ("above", "below") else ctx.peak_split()
+    high_before, _, high_since, _ = ctx.extremes(c.signal, inst, k, settled=True)
     tail_ok = not np.isnan(high_since)
     return tail_ok and (c.state in ("above", "below") or not np.isnan(high_before))
 
@@ -69,13 +70,14 @@ def settled_data(ctx: Context, c: Condition, inst: str) -> bool:
 def extreme(
     ctx: Context, c: Condition, inst: str
 ) -> tuple[bool, Evidence | None, float | None, float]:
-    """`up`/`down` with stat max/min: the extreme since the onset against the one before it,
+    """`up`/`down` with stat max/min: the extreme since the onset against the one before it
+    (both split PEAK_LEAD_S early: a cause's first readings precede the users' symptom),
     leaving out readings taken just after the target was down (see `Context.settled_row`)."""
     settled = reads_extreme(c)
     row = ctx.settled_row(c.signal, inst) if settled else ctx.row(c.signal, inst)
     if row is None:
         return False, None, None, 0.0
-    k = ctx.split()
+    k = ctx.peak_split()
     high_before, low_before, high_since, low_since = ctx.extremes(c.signal, inst, k, settled)
     if np.isnan(high_before) or np.isnan(high_since):
         return False, None, None, 0.0
@@ -146,9 +148,9 @@ def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, floa
 
 def _peak_growth(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
     """(how many times its peak since the onset exceeds its peak before, the one, the other),
-    read away from restarts; None where either side has no reading or the peak before is not
-    positive."""
-    high_before, _, high_since, _ = ctx.extremes(signal, inst, ctx.split(), True)
+    read away from restarts and split as `extreme` splits; None where either side has no
+    reading or the peak before is not positive."""
+    high_before, _, high_since, _ = ctx.extremes(signal, inst, ctx.peak_split(), True)
     if not high_before > 0 or np.isnan(high_since):
         return None
     return high_since / high_before, high_since, high_before
@@ -186,10 +188,13 @@ def outpaces(
         )
     state = "max" if own_past else "above"
     ev = from_level(ctx, c.signal, inst, state, mine[2], mine[1], mine[2], ctx.onset)
+    # a comparison over the incident part dates nothing: undated, it does not move the cause's
+    # start back to the incident's onset (a card slowed at 11:53 would then "explain" latency
+    # that rose elsewhere at 11:04, and a second process that came at 11:52 not explain it)
     return (
         True,
-        dataclasses.replace(ev, statement=text),
-        ctx.onset,
+        dataclasses.replace(ev, statement=text, onset=None),
+        None,
         min(10.0, mine[0] / max(cause[0], 1.0)),
     )
 
