@@ -30,6 +30,7 @@ from infersight.diagnose.row_states import (
     CAPACITY_SHARE,
     capacity_missing,
     estimate_capacity,
+    extreme_split,
     reads_extreme,
     settled_data,
 )
@@ -218,7 +219,7 @@ def _not_seen(
             ]
     pre, post, _ = ctx.before_after(c.signal, inst, since)
     if c.stat != "median" and c.state in ("up", "down", "above", "below"):
-        k = ctx.split(since) if c.state in ("above", "below") else ctx.peak_split()
+        k = extreme_split(ctx, c, since)
         high_pre, low_pre, high, low = ctx.extremes(c.signal, inst, k, reads_extreme(c))
         pre, post = (high_pre, high) if c.stat == "max" else (low_pre, low)
         pre, post = (None if np.isnan(v) else v for v in (pre, post))

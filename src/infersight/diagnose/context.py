@@ -143,9 +143,13 @@ class Context:
         assert isinstance(out, int)
         return out
 
+    def split_ahead(self, lead_s: float) -> int:
+        """Grid index `lead_s` before the onset's split (a cause's readings precede it)."""
+        return max(1, self.split() - int(lead_s // self.frame.step))
+
     def peak_split(self) -> int:
         """Grid index where a peak compared with the earlier peak begins (PEAK_LEAD_S)."""
-        return max(1, self.split() - int(PEAK_LEAD_S // self.frame.step))
+        return self.split_ahead(PEAK_LEAD_S)
 
     def before_after(
         self, signal: str, instance: str, at: float | None = None

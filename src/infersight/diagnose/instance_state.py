@@ -138,7 +138,7 @@ def state_on(
         assert row is not None
         # a cause begins before the users notice: events from EVENT_LEAD_S before the onset
         # count as the incident's, and "before" is what came earlier than that
-        k = max(1, ctx.split() - int(EVENT_LEAD_S // ctx.frame.step))
+        k = ctx.split_ahead(EVENT_LEAD_S)
         high_before, _, high_since, _ = ctx.extremes(sig, inst, k, settled=False)
         before = -np.inf if np.isnan(high_before) else high_before
         if not high_since > max(level, before):  # nothing since rose past both (or no data)

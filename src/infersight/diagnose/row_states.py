@@ -54,6 +54,12 @@ def reads_extreme(c: Condition) -> bool:
     return (c.stat, c.state) in (("max", "up"), ("max", "above"), ("min", "down"), ("min", "below"))
 
 
+def extreme_split(ctx: Context, c: Condition, since: float | None = None) -> int:
+    """Where a peak or dip condition's incident part begins: a level (above/below) since the
+    onset (or `since`), a peak against the earlier peak `Context.peak_split` ahead of it."""
+    return ctx.split(since) if c.state in ("above", "below") else ctx.peak_split()
+
+
 def settled_data(ctx: Context, c: Condition, inst: str) -> bool:
     """Whether a peak or dip condition has readings left on both sides of the onset once the
     samples after restarts are set aside (else it is undecidable there, not false)."""
@@ -61,7 +67,7 @@ def settled_data(ctx: Context, c: Condition, inst: str) -> bool:
         return True
     if ctx.row(c.signal, inst) is None:
         return False
-    k = ctx.split() if c.state in ("above", "below") else ctx.peak_split()
+    k = extreme_split(ctx, c)
     high_before, _, high_since, _ = ctx.extremes(c.signal, inst, k, settled=True)
     tail_ok = not np.isnan(high_since)
     return tail_ok and (c.state in ("above", "below") or not np.isnan(high_before))
