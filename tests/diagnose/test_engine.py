@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from diagnose_frames import ONSET
@@ -420,6 +422,43 @@ def test_when_during_reads_a_level_while_the_anchors_change_lasts() -> None:
     assert any("above 85%" in e.statement and "since" in e.statement for e in o.evidence)
     with pytest.raises(ValidationError, match="when: during applies"):
         Condition(signal="inference.gpu_util", state="up", when="during")
+
+
+def test_when_during_reads_a_shift_since_the_anchors_change() -> None:
+    """The users' tail dated the incident; the disk got busy 35 min later and every request
+    has been 25% slower since. Read since the onset, the median is still the calm part's;
+    read since the disk's change, the requests slowed with it."""
+    from infersight.diagnose.conditions import eval_group
+    from infersight.diagnose.kb import Group
+
+    f = _frame(_vector_incident())
+    busy = ONSET + 35
+    rng = np.random.default_rng(7)
+
+    def step(a: float, b: float) -> np.ndarray:
+        rows = np.where(np.arange(f.n) >= busy, b, a) * np.ones((len(NODES), 1))
+        return rows * (1 + 0.01 * rng.standard_normal(rows.shape))
+
+    def group(when: str) -> Group:
+        slower = {"signal": "service.e2e_latency_avg", "state": "rose", "factor": 1.2}
+        return Group.model_validate(
+            {
+                "all": [
+                    {"signal": "infra.disk_util", "state": "up"},
+                    {**slower, "where": "same", "when": when},
+                ]
+            }
+        )
+
+    ctx, _ = _ctx_with(
+        {"infra.disk_util": step(0.02, 0.3), "service.e2e_latency_avg": step(0.04, 0.05)}
+    )
+    assert ctx.onset < f.times[busy]
+    assert eval_group(ctx, group("any")).truth is False
+    o = eval_group(ctx, group("during"))
+    assert o.truth is True and len(o.instances) == len(NODES)
+    clock = time.strftime("%H:%M", time.gmtime(f.times[busy]))
+    assert any(f"since {clock} UTC" in e.statement for e in o.evidence if e.kind == "level")
 
 
 def test_when_together_needs_the_same_instances_and_a_dated_change() -> None:

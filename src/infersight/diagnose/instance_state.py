@@ -86,14 +86,14 @@ def state_on(
 ) -> tuple[bool, Evidence | None, float | None, float]:
     """(holds, evidence, onset, score) of one condition on one instance; `shown` False: a
     `normal` that holds needs no evidence (it will not be reported); `since`: a median level
-    read since then (`when: during`), not since the incident's onset."""
+    or shift read since then (`when: during`), not since the incident's onset."""
     sig = c.signal
     if c.state in ("over_capacity", "within_capacity"):
         return capacity_state(ctx, c, inst)
     if c.state == "outage":
         return outage(ctx, c, inst)
     if c.state in ("rose", "fell"):
-        return shift(ctx, c, inst)
+        return shift(ctx, c, inst, since)
     if c.state == "outpaces":
         return outpaces(ctx, c, inst)
     if c.stat != "median" and c.state in ("up", "down"):

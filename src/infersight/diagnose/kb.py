@@ -101,12 +101,15 @@ class Condition(BaseModel):
     The change began at its earliest sign on any signal the `together` alternatives of its
     `any` group read (the mean batch time above its peers' since 12:02 dates a tail that
     only moved at 14:31).
-    `during` (on a median `above`/`below`): where the change the enclosing `all` group's
-    first matched member found on that instance (dated by the first of its alternatives
-    that held there) began after the incident's onset, the level is read since that change
-    began: GPUs saturated while the surge lasts, however early a precursor (a tail flapping
-    across a histogram bucket bound) dated the incident. Elsewhere (an anchor that began
-    earlier, a morning ramp; an instance it did not find) it is read since the onset.
+    `during` (on a median `above`/`below`, or `rose`/`fell`): where the change the enclosing
+    `all` group's first matched member found on that instance (dated by the first of its
+    alternatives that held there) began after the incident's onset, the level is read since
+    that change began: GPUs saturated while the surge lasts, however early a precursor (a
+    tail flapping across a histogram bucket bound) dated the incident. Elsewhere (an anchor
+    that began earlier, a morning ramp; an instance it did not find) it is read since the
+    onset.
+    A shift read so compares the time since that change with the time before it: did the
+    requests slow when the disk got busy, whatever else dated the incident.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -146,9 +149,9 @@ class Condition(BaseModel):
                 "(up, down, outlier, absent, event, outage, or above/below with stat)"
             )
         if self.when == "during" and not (
-            self.state in ("above", "below") and self.stat == "median"
+            self.state in ("above", "below", "rose", "fell") and self.stat == "median"
         ):
-            raise ValueError("when: during applies to a median level (above/below)")
+            raise ValueError("when: during applies to a median level (above/below, rose/fell)")
         if self.direction is not None and self.state != "outlier":
             # other states carry their direction in their name (up, fell, trend_down, …)
             raise ValueError(f"direction applies to state 'outlier', not {self.state!r}")

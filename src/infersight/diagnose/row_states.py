@@ -114,18 +114,18 @@ SHIFT_MIN_BEFORE = 5
 
 
 def shift(
-    ctx: Context, c: Condition, inst: str
+    ctx: Context, c: Condition, inst: str, since: float | None = None
 ) -> tuple[bool, Evidence | None, float | None, float]:
-    """`rose`/`fell`: the median since the onset against the median before, by `factor`, and
-    beyond the noise before the onset (SHIFT_Z robust σ of single samples: conservative, a
-    noisy signal needs more than `factor`). Fewer than SHIFT_MIN_BEFORE samples before the
-    onset tell nothing of its noise: the shift is not read."""
-    pre, post, _ = ctx.before_after(c.signal, inst)
+    """`rose`/`fell`: the median since the onset (or `since`, `when: during`) against the
+    median before, by `factor`, and beyond the noise before (SHIFT_Z robust σ of single
+    samples: conservative, a noisy signal needs more than `factor`). Fewer than
+    SHIFT_MIN_BEFORE samples before tell nothing of its noise: the shift is not read."""
+    pre, post, _ = ctx.before_after(c.signal, inst, since)
     row = ctx.row(c.signal, inst)
     if pre is None or post is None or row is None or pre <= 0:
         return False, None, None, 0.0
     factor = float(c.factor or 1.0)
-    before = row[: ctx.split()]
+    before = row[: ctx.split(since)]
     before = before[~np.isnan(before)]
     if before.size < SHIFT_MIN_BEFORE:
         return False, None, None, 0.0
@@ -134,7 +134,8 @@ def shift(
     ok = post >= factor * pre if c.state == "rose" else post * factor <= pre
     if not ok or moved <= SHIFT_Z * sigma:
         return False, None, None, 0.0
-    ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset)
+    # like a level, a shift dates no change of its own: the incident's onset
+    ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset, since)
     return True, ev, ctx.onset, min(10.0, max(post / pre, pre / post) if post > 0 else 10.0)
 
 
