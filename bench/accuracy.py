@@ -101,7 +101,8 @@ def holdout_summary(report: AccuracyReport, first: int, last: int) -> str:
         "Never examined while the rules were written (once its misses are examined to change "
         "the rules, its seeds join the examined ones and the hold-out moves on). "
         f"{len(report.faulty())} observable cases "
-        f"({len(report.unobservable())} not observable), {len(report.healthy())} healthy "
+        f"({len(report.unobservable())} not observable, {len(report.not_shown())} whose draw "
+        f"never produced its fault), {len(report.healthy())} healthy "
         f"windows: **AC@1 {report.ac(1):.3f}, AC@3 {report.ac(3):.3f}; root cause claimed on "
         f"{report.false_root_rate():.1%} of healthy windows.**",
     ]
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--seeds",
         type=int,
-        default=60,
+        default=65,
         help="seeds examined while tuning: 0..N-1 (default %(default)s)",
     )
     ap.add_argument(

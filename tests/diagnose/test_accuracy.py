@@ -47,3 +47,27 @@ def test_one_real_cell_end_to_end() -> None:
     assert case.observable, case.missing  # Triton's cumulative queue time decides it
     assert case.predicted[:1] == ("unbounded_queue",)
     assert "n/a" not in rep.to_markdown()
+
+
+def test_a_draw_that_never_produced_its_fault_is_listed_not_scored() -> None:
+    rep = AccuracyReport(
+        [
+            _case(("a",), ("a",)),
+            _case(("a",), (), seed=7, not_shown="no inference.oom_rate above zero after the onset"),
+        ]
+    )
+    assert rep.ac(3) == 1.0 and len(rep.not_shown()) == 1 and rep.unobservable() == []
+    text = rep.to_markdown()
+    assert "1 whose draw never produced its fault" in text
+    assert "- s seed 7 (vllm): no inference.oom_rate above zero after the onset" in text
+
+
+def test_the_oom_cascade_that_ran_out_of_no_memory_is_not_shown() -> None:
+    """vram_oom_cascade seed 63: the longer inputs and the burst took VRAM to 90% and no card
+    ran out of memory. Seed 0 of the same scenario did OOM, and is scored as usual."""
+    rep = run_accuracy(seeds=1, first_seed=63, dialects=["vllm"], scenarios=["vram_oom_cascade"])
+    (void,) = rep.cases
+    assert not void.observable and "inference.oom_rate" in void.not_shown
+    rep = run_accuracy(seeds=1, dialects=["vllm"], scenarios=["vram_oom_cascade"])
+    (case,) = rep.cases
+    assert case.not_shown == "" and case.observable

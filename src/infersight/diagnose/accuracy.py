@@ -12,6 +12,9 @@ observable in this dialect": it is
 reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
 a miss — the right answer there is "inconclusive, signal X missing", and the report counts the
 cases where the engine names that root as a possible upstream cause it could not check.
+A draw in which the simulated fault never did its defining thing (an OOM cascade in which no
+card ran out of memory: the scenario's `shows_as` signals stay at zero in the simulator's own
+frame) has no true root to find; it is listed apart and left out of AC@k.
 A scenario whose cause cannot happen in a server of that dialect (GC pauses in a Rust or C++
 server) is not run in it at all; the report lists those cells with the reason.
 Each (scenario, seed) is simulated once and read through every dialect; `jobs` processes
@@ -27,7 +30,12 @@ from dataclasses import dataclass, field
 
 from infersight.diagnose.engine import diagnose
 from infersight.diagnose.kb import load_kb
-from infersight.diagnose.scenario_windows import alert_time, healthy_times, windows_at
+from infersight.diagnose.scenario_windows import (
+    alert_time,
+    fault_not_shown,
+    healthy_times,
+    windows_at,
+)
 from infersight.lab.sim import list_scenarios, simulate
 from infersight.lab.sim.dialects import DIALECTS
 from infersight.lab.sim.scenarios import get_scenario
@@ -45,10 +53,12 @@ class Case:
     seconds: float
     missing: tuple[str, ...] = ()  # signals the true root needed and the dialect lacks
     unchecked: tuple[str, ...] = ()  # causes named as "could not be checked", upstream of a root
+    #: why this draw holds no trace of its fault (scenario `shows_as`); "" when it does
+    not_shown: str = ""
 
     @property
     def observable(self) -> bool:
-        return not self.missing
+        return not self.missing and not self.not_shown
 
     def hit(self, k: int) -> bool:
         if not self.truth:
@@ -70,7 +80,12 @@ class AccuracyReport:
         return [c for c in self.cases if c.truth and c.observable]
 
     def unobservable(self) -> list[Case]:
-        return [c for c in self.cases if c.truth and not c.observable]
+        """Cases whose dialect lacks the signals the true root requires."""
+        return [c for c in self.cases if c.truth and c.missing and not c.not_shown]
+
+    def not_shown(self) -> list[Case]:
+        """Cases whose simulated draw never produced the fault (no OOM in an OOM cascade)."""
+        return [c for c in self.cases if c.truth and c.not_shown]
 
     def healthy(self) -> list[Case]:
         return [c for c in self.cases if not c.truth]
@@ -93,7 +108,8 @@ class AccuracyReport:
         seeds = sorted({c.seed for c in self.cases})
         lines = [
             f"{len(self.faulty())} observable incident cases ({len(self.unobservable())} more not "
-            f"observable in their dialect), {len(self.healthy())} healthy windows; "
+            f"observable in their dialect, {len(self.not_shown())} whose draw never produced its "
+            f"fault), {len(self.healthy())} healthy windows; "
             f"seeds {seeds[0]}–{seeds[-1]}; dialects {', '.join(dialects)}.",
             "",
             f"**Overall: AC@1 {self.ac(1):.3f}, AC@3 {self.ac(3):.3f}; root cause claimed on "
@@ -114,7 +130,7 @@ class AccuracyReport:
                 f"| {sc} | {', '.join(truth)} | {_fmt(self.ac(1, sc))} | {_fmt(self.ac(3, sc))} "
                 f"| {per} |"
             )
-        lines += self._unobservable_lines()
+        lines += self._unobservable_lines() + self._not_shown_lines()
         if self.not_applicable:
             lines += ["", "Not run (the cause cannot happen in a server of that dialect):", ""]
             lines += [
@@ -162,6 +178,26 @@ class AccuracyReport:
             )
         return out
 
+    def _not_shown_lines(self) -> list[str]:
+        cells: dict[tuple[str, int], list[Case]] = {}
+        for c in self.not_shown():
+            cells.setdefault((c.scenario, c.seed), []).append(c)
+        if not cells:
+            return []
+        out = [
+            "",
+            f"The draw never produced its fault ({len(self.not_shown())} cases, left out of "
+            "AC@k; the check reads the simulator's own frame, not the engine's answer):",
+            "",
+        ]
+        for (sc, seed), cs in sorted(cells.items()):
+            claimed = sorted({c.predicted[0] for c in cs if c.predicted}) or ["none"]
+            out.append(
+                f"- {sc} seed {seed} ({', '.join(c.dialect for c in cs)}): {cs[0].not_shown}; "
+                f"top root claimed: {', '.join(claimed)}"
+            )
+        return out
+
 
 def _cases(title: str, cases: list[Case]) -> list[str]:
     if not cases:
@@ -183,6 +219,7 @@ def _one(
     kb = load_kb()
     res = simulate(name, hours=26, instances=instances, seed=seed, step=60.0)
     ats = [alert_time(res)] if res.truth.roots else healthy_times(res, healthy_moments)
+    not_shown = fault_not_shown(res, get_scenario(name).shows_as)
     out = []
     for d in ds:
         if not get_scenario(name).applies_to(d):
@@ -210,6 +247,7 @@ def _one(
                     time.perf_counter() - t,
                     tuple(sorted(set(missing))),
                     tuple(u.hypothesis for u in dx.unchecked_causes),
+                    not_shown,
                 )
             )
     return out

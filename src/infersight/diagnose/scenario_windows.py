@@ -96,6 +96,24 @@ def alert_time(res: SimResult) -> float:
     return min(alert + AFTER_ALERT_S, float(t[-1]))
 
 
+def fault_not_shown(res: SimResult, shows_as: tuple[str, ...]) -> str:
+    """Why the draw holds no trace of its fault ("" when it does, or when the scenario names
+    no signal for it): none of `shows_as` is above zero after the onset on any instance, in
+    the simulator's own frame (what happened, not what an exporter shows)."""
+    onset = res.truth.onset
+    if not shows_as or onset is None:
+        return ""
+    k = int(np.searchsorted(res.times, onset))
+    for name in shows_as:
+        rows = _rows(res, name)
+        if rows is None:
+            return ""  # the simulator did not record it: nothing to say the draw lacks it
+        with np.errstate(invalid="ignore"):
+            if np.any(rows[:, k:] > 0):
+                return ""
+    return f"no {' or '.join(shows_as)} above zero after the onset on any instance"
+
+
 def healthy_times(res: SimResult, count: int = 4) -> list[float]:
     """Moments spread over the second half of a healthy run (night, morning, day, evening)."""
     t0, t1 = float(res.times[0]), float(res.times[-1])

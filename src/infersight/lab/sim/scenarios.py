@@ -29,6 +29,10 @@ class Scenario:
     #: the engine dialects the cause can happen in (empty: all), and why not in the others
     engines: tuple[str, ...] = ()
     engines_why: str = ""
+    #: canonical event signals (counts, rates) one of which must be above zero after the
+    #: onset for a draw to hold the fault at all: an OOM cascade in which no card ran out of
+    #: memory is not one. Empty: every draw holds it.
+    shows_as: tuple[str, ...] = ()
 
     def applies_to(self, dialect: str) -> bool:
         """Whether this cause exists in a server of that dialect (`canonical`: always)."""
@@ -44,6 +48,7 @@ class Scenario:
             "description": self.description,
             "engines": list(self.engines) or None,
             "engines_why": self.engines_why or None,
+            "shows_as": list(self.shows_as) or None,
         }
 
 
@@ -60,8 +65,20 @@ def _s(
     anchor = config.pop("anchor_hour", None)
     engines = tuple(config.pop("engines", ()))
     why = config.pop("engines_why", "")
+    shows_as = tuple(config.pop("shows_as", ()))
     return Scenario(
-        name, roots, layer, seed, description, fault, config, contributing, anchor, engines, why
+        name,
+        roots,
+        layer,
+        seed,
+        description,
+        fault,
+        config,
+        contributing,
+        anchor,
+        engines,
+        why,
+        shows_as,
     )
 
 
@@ -114,6 +131,7 @@ _ALL = [
         "No VRAM headroom: one OOM, retries and shifted traffic OOM the neighbours.",
         faults.vram_oom_cascade,
         contributing=("traffic_surge",),
+        shows_as=("inference.oom_rate",),
     ),
     _s(
         "vram_leak",
