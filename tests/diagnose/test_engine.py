@@ -80,6 +80,24 @@ def test_healthy_says_so() -> None:
     assert dx.to_dict()["healthy"] is True
 
 
+def test_healthy_summary_names_a_notable_change() -> None:
+    from infersight.detect import detect
+    from infersight.diagnose.result import UnexplainedChange
+    from infersight.diagnose.summary import NOTABLE_SHIFT, summarize
+
+    spec = {k: {i: (v[0], v[0]) for i, v in per.items()} for k, per in _vector_incident().items()}
+    det = detect({"incident": _frame(spec)})
+    hot = UnexplainedChange(
+        "infra.gpu_temp_c", "node-1", "infrastructure", NOTABLE_SHIFT + 2.5,
+        "infra.gpu_temp_c on node-1 changed (deviation, up): 60 °C → 80 °C, shift 7.5 σ; "
+        "no known failure mode explains it",
+    )  # fmt: skip
+    text = summarize(True, [], {}, [hot], det)
+    assert text.startswith("No incident") and "Nothing is wrong" not in text
+    assert text.endswith("Worth a look: infra.gpu_temp_c on node-1 changed (deviation, up): "
+                         "60 °C → 80 °C, shift 7.5 σ.")  # fmt: skip
+
+
 def test_roots_skip_explained_causes_and_rank_by_onset_then_strength() -> None:
     kb = load_kb()
     conf = {r: kb.get(r) for r in ("gpu_thermal_throttling", "slow_instance", "latency_high")}

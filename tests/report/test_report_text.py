@@ -85,6 +85,26 @@ def test_an_undecided_refute_without_missing_signals_is_still_said() -> None:
 
 
 @pytest.mark.parametrize("name", RENDERERS)
+def test_healthy_names_a_large_change_no_rule_explains(name: str) -> None:
+    """A GPU 20 °C above its own past that has not throttled yet is no incident, but
+    "nothing is wrong" would hide it; a change under the notable bar stays unnamed."""
+    from infersight.diagnose.result import UnexplainedChange
+
+    def change(score: float) -> UnexplainedChange:
+        return UnexplainedChange(
+            "infra.gpu_temp_c", "infer-1", "infrastructure", score,
+            f"infra.gpu_temp_c on infer-1 changed (deviation, up): 60 °C → 80 °C, shift "
+            f"{score:.1f} σ; no known failure mode explains it",
+        )  # fmt: skip
+
+    out = _plain(RENDERERS[name](replace(healthy(), unexplained=(change(7.5),))))
+    assert "Nothing is wrong" not in out and "No incident" in out
+    assert "Worth a look: infra.gpu_temp_c on infer-1 changed" in out and "7.5 σ" in out
+    quiet = _plain(RENDERERS[name](replace(healthy(), unexplained=(change(3.0),))))
+    assert "Nothing is wrong" in quiet and "Worth a look" not in quiet
+
+
+@pytest.mark.parametrize("name", RENDERERS)
 def test_healthy_says_so_plainly(name: str) -> None:
     out = _plain(RENDERERS[name](healthy()))
     assert "Nothing is wrong" in out

@@ -15,6 +15,20 @@ from infersight.diagnose.result import (
 from infersight.units import format_duration
 
 MAX_CHECKS = 8
+#: an unexplained change this large (σ) is named even where nothing is wrong enough to call an
+#: incident (the engine's UNHEALTHY_SHIFT): a GPU 20 °C above its own past that has not yet
+#: throttled is worth a look, and "nothing changed" would hide it
+NOTABLE_SHIFT = 5.0
+
+
+def worth_a_look(changes: Sequence[UnexplainedChange]) -> str:
+    """' Worth a look: …' naming the largest notable unexplained change, or ''."""
+    top = [c for c in changes if c.score >= NOTABLE_SHIFT]
+    if not top:
+        return ""
+    best = max(top, key=lambda c: c.score)
+    more = f" ({len(top) - 1} more changes past {NOTABLE_SHIFT:g} σ)" if len(top) > 1 else ""
+    return f" Worth a look: {best.statement.split(';')[0]}{more}."
 
 
 def summarize(
@@ -27,6 +41,12 @@ def summarize(
 ) -> str:
     span = format_duration(det.end - det.start)
     if healthy:
+        look = worth_a_look(changes)
+        if look:
+            return (
+                f"No incident: no failure mode confirmed and no change large enough to call one "
+                f"in the {span} window ({det.series_checked} series checked).{look}"
+            )
         return (
             f"Nothing is wrong: no failure mode confirmed and no significant change in the "
             f"{span} window ({det.series_checked} series checked)."

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.diagnose.summary import worth_a_look
 from infersight.signals import UnknownSignalError, get_signal
 from infersight.units import (
     format_change,
@@ -203,6 +204,9 @@ def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
         n = len(d.by_verdict("refuted"))
         unchecked = len(d.by_verdict("inconclusive"))
         tail = f", {unchecked} could not be checked" if unchecked else ""
+        look = worth_a_look(d.unexplained)
+        if look:
+            return f"No incident: {n} hypotheses checked and ruled out{tail}.{look}"
         return f"Nothing is wrong: no anomaly found; {n} hypotheses checked and ruled out{tail}."
     if roots:
         names = " and ".join(f"{r.title} ({r.confidence})" for r in roots)
