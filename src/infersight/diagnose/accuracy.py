@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from infersight.diagnose.engine import diagnose
 from infersight.diagnose.kb import load_kb
@@ -40,6 +41,7 @@ from infersight.lab.sim import list_scenarios, simulate
 from infersight.lab.sim.dialects import DIALECTS
 from infersight.lab.sim.scenarios import get_scenario
 
+K = TypeVar("K", tuple[str, str], tuple[str, int])
 Progress = Callable[[str, float], None]
 
 
@@ -153,9 +155,7 @@ class AccuracyReport:
         )
 
     def _unobservable_lines(self) -> list[str]:
-        cells: dict[tuple[str, str], list[Case]] = {}
-        for c in self.unobservable():
-            cells.setdefault((c.scenario, c.dialect), []).append(c)
+        cells = _grouped(self.unobservable(), lambda c: (c.scenario, c.dialect))
         if not cells:
             return []
         out = [
@@ -170,7 +170,7 @@ class AccuracyReport:
         ]
         for (sc, d), cs in sorted(cells.items()):
             miss = sorted({m for c in cs for m in c.missing})
-            claimed = sorted({c.predicted[0] for c in cs if c.predicted}) or ["none"]
+            claimed = _first_claimed(cs)
             named = sum(1 for c in cs if set(c.truth) <= set(c.unchecked))
             out.append(
                 f"| {sc} | {d} | {len(cs)} | {', '.join(miss)} | {', '.join(claimed)} "
@@ -179,9 +179,7 @@ class AccuracyReport:
         return out
 
     def _not_shown_lines(self) -> list[str]:
-        cells: dict[tuple[str, int], list[Case]] = {}
-        for c in self.not_shown():
-            cells.setdefault((c.scenario, c.seed), []).append(c)
+        cells = _grouped(self.not_shown(), lambda c: (c.scenario, c.seed))
         if not cells:
             return []
         out = [
@@ -191,12 +189,24 @@ class AccuracyReport:
             "",
         ]
         for (sc, seed), cs in sorted(cells.items()):
-            claimed = sorted({c.predicted[0] for c in cs if c.predicted}) or ["none"]
+            claimed = _first_claimed(cs)
             out.append(
                 f"- {sc} seed {seed} ({', '.join(c.dialect for c in cs)}): {cs[0].not_shown}; "
                 f"top root claimed: {', '.join(claimed)}"
             )
         return out
+
+
+def _grouped(cases: list[Case], key: Callable[[Case], K]) -> dict[K, list[Case]]:
+    cells: dict[K, list[Case]] = {}
+    for c in cases:
+        cells.setdefault(key(c), []).append(c)
+    return cells
+
+
+def _first_claimed(cases: list[Case]) -> list[str]:
+    """The roots the engine ranked first in these cases ("none" where it named none)."""
+    return sorted({c.predicted[0] for c in cases if c.predicted}) or ["none"]
 
 
 def _cases(title: str, cases: list[Case]) -> list[str]:
