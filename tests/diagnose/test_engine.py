@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from diagnose_frames import ONSET
+from diagnose_frames import ONSET, START, STEP, N
 from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
@@ -710,3 +710,48 @@ def test_direction_only_with_outlier() -> None:
     Condition(signal="infra.gpu_temp_c", state="outlier", direction="up")
     with pytest.raises(ValidationError, match="direction applies to state 'outlier', not 'up'"):
         Condition(signal="infra.gpu_temp_c", state="up", direction="down")
+
+
+def _bump_then_surge(gap: int) -> tuple[dict[str, MetricFrame], int, int]:
+    """Traffic 2x for 20 min, back to normal for `gap` min, then 3x from 5 min before the
+    users' latency rose; the 1 h baseline overlaps the incident window, as a real one does."""
+    lag, nodes = 60, ("node-0", "node-1", "node-2")
+    rng = np.random.default_rng(3)
+    rate, lat = np.full((3, N + lag), 100.0), np.full((3, N + lag), 0.4)
+    surge = lag + ONSET - 5
+    bump = surge - gap - 20
+    rate[:, bump : bump + 20], rate[:, surge:], lat[:, lag + ONSET :] = 200.0, 300.0, 4.0
+    rate *= 1 + 0.02 * rng.standard_normal(rate.shape)
+    lat *= 1 + 0.02 * rng.standard_normal(lat.shape)
+
+    def frame(a: int, start: float) -> MetricFrame:
+        return MetricFrame(
+            start,
+            STEP,
+            N,
+            {
+                "service.request_rate": SignalSeries(nodes, rate[:, a : a + N]),
+                "service.e2e_latency_p99": SignalSeries(nodes, lat[:, a : a + N]),
+            },
+        )
+
+    w = {"incident": frame(lag, START), "baseline-1h": frame(0, START - lag * STEP)}
+    return w, bump - lag, surge - lag
+
+
+@pytest.mark.parametrize(("gap", "dated_by"), [(25, "surge"), (5, "bump")])
+def test_a_size_reached_again_after_a_pause_is_a_new_episode(gap: int, dated_by: str) -> None:
+    """A traffic bump served and gone 25 min before the surge the users felt does not date
+    the surge; a dip of 5 min within one excursion does not split it."""
+    from infersight.detect import detect
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    w, bump, surge = _bump_then_surge(gap)
+    f = w["incident"]
+    ctx = Context.build(f, detect(w), ("service.e2e_latency_p99",))
+    (dev,) = ctx.anomalies("service.request_rate", "node-0", "deviation")
+    assert f.index_of(dev.onset) == bump  # detection sees one deviation from the bump on
+    o = eval_condition(ctx, Condition(signal="service.request_rate", state="up", factor=1.5), None)
+    assert o.truth is True and o.onset is not None
+    assert f.index_of(o.onset) == {"surge": surge, "bump": bump}[dated_by]

@@ -24,6 +24,8 @@ from infersight.diagnose.row_states import (
 
 #: `event` counts what happened from this long before the incident's onset
 EVENT_LEAD_S = 1800.0
+#: a deviation back under a condition's size this long has ended (see `_episode_start`)
+EPISODE_GAP_S = 900.0
 
 
 def wanted_direction(ctx: Context, c: Condition) -> str:
@@ -74,7 +76,26 @@ def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
     if c.delta is not None:
         far &= np.abs(seg - base) >= c.delta
     hit = np.flatnonzero(far)
-    return a.onset if hit.size == 0 else ctx.frame.start + ctx.frame.step * (k0 + int(hit[0]))
+    if hit.size == 0:
+        return a.onset
+    below = np.cumsum(~np.isnan(seg) & ~far)
+    return ctx.frame.start + ctx.frame.step * (k0 + _episode_start(ctx, hit, below, k0))
+
+
+def _episode_start(ctx: Context, hit: np.ndarray, below: np.ndarray, k0: int) -> int:
+    """The first sample of the episode still under way at the incident's onset: a size
+    reached, left for EPISODE_GAP_S or more, and reached again is a new episode. A traffic
+    bump served at 11:10 and gone by 11:25 does not date the surge of 11:40 that the users
+    felt. Episodes that ended EPISODE_GAP_S before the onset are passed over; when every one
+    did, the first is kept."""
+    gap = EPISODE_GAP_S / ctx.frame.step
+    starts = [0] + [j for j in range(1, hit.size) if below[hit[j]] - below[hit[j - 1]] >= gap]
+    onset_k = ctx.frame.index_of(ctx.onset) - k0
+    for n, j in enumerate(starts):
+        last = hit[starts[n + 1] - 1] if n + 1 < len(starts) else hit[-1]
+        if last >= onset_k - gap:
+            return int(hit[j])
+    return int(hit[0])
 
 
 #: `normal` reports the first few instances it holds on, not all of a large fleet

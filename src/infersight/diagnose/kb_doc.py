@@ -105,7 +105,9 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "`python -m infersight.diagnose.kb_doc > docs/rules.md`; do not edit by hand.",
         "",
         "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio; "
-        "with a factor or a delta, dated by its first reading that far from the baseline); "
+        "with a factor or a delta, dated by its first reading that far from the baseline, "
+        "of the episode still under way at the onset: one back under that size 15 min or more "
+        "before it has ended); "
         "`above`/`below` — level since the incident began; `normal` — present and not "
         "anomalous; `trend up`/`trend down` — sustained slope; `outlier` — away from same-role "
         "peers; `absent` — target down or series stopped; `event` — highest value from 30 min "
