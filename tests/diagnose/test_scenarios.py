@@ -175,6 +175,9 @@ def test_right_root_first_native(scenario: str) -> None:
         # a traffic bump at 11:10 was served and gone by 11:25; the surge into the unbounded
         # queue came at 11:40: the surge is dated from then, so the queue explains it
         ("unbounded_queue", 74, "vllm"),
+        # the card got hot at 12:18 and throttled from 12:20; a second process's memory was
+        # read at 13:55: the heat is dated when it began, not "above 80 °C since the onset"
+        ("gpu_thermal_throttling", 73, "tgi"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:
