@@ -178,6 +178,10 @@ def test_right_root_first_native(scenario: str) -> None:
         # the card got hot at 12:18 and throttled from 12:20; a second process's memory was
         # read at 13:55: the heat is dated when it began, not "above 80 °C since the onset"
         ("gpu_thermal_throttling", 73, "tgi"),
+        # batches past the knee filled every card at 09:13 (all six OOMed and restarted); two
+        # also held the memory long enough to read as a step, but the cards without it
+        # peaked at 100% too: the fleet's own work, not a tenant on two cards
+        ("max_batch_too_large", 74, "triton"),
     ],
 )
 def test_right_root_first_hard_seeds(scenario: str, seed: int, dialect: str) -> None:
