@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--seeds",
         type=int,
-        default=70,
+        default=75,
         help="seeds examined while tuning: 0..N-1 (default %(default)s)",
     )
     ap.add_argument(
