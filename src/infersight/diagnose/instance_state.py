@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.detect import Anomaly
 from infersight.diagnose.context import Context
@@ -78,24 +79,24 @@ def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
     hit = np.flatnonzero(far)
     if hit.size == 0:
         return a.onset
-    below = np.cumsum(~np.isnan(seg) & ~far)
-    return ctx.frame.start + ctx.frame.step * (k0 + _episode_start(ctx, hit, below, k0))
+    below = np.cumsum(~np.isnan(seg) & ~far, dtype=np.intp)  # readings under the size so far
+    return ctx.frame.start + ctx.frame.step * (k0 + _episode_start(ctx, hit, below[hit], k0))
 
 
-def _episode_start(ctx: Context, hit: np.ndarray, below: np.ndarray, k0: int) -> int:
-    """The first sample of the episode still under way at the incident's onset: a size
-    reached, left for EPISODE_GAP_S or more, and reached again is a new episode. A traffic
-    bump served at 11:10 and gone by 11:25 does not date the surge of 11:40 that the users
-    felt. Episodes that ended EPISODE_GAP_S before the onset are passed over; when every one
-    did, the first is kept."""
+def _episode_start(
+    ctx: Context, hit: npt.NDArray[np.intp], below: npt.NDArray[np.intp], k0: int
+) -> int:
+    """The first reading of the episode still under way at the incident's onset (`hit`: the
+    readings at the size, from `k0`; `below`: how many readings under it came before each).
+    A size left for EPISODE_GAP_S or more and reached again is a new episode: a traffic bump
+    served at 11:10 and gone by 11:25 does not date the surge of 11:40 that the users felt.
+    Episodes that ended EPISODE_GAP_S before the onset are passed over; when every one did,
+    the first is kept."""
     gap = EPISODE_GAP_S / ctx.frame.step
-    starts = [0] + [j for j in range(1, hit.size) if below[hit[j]] - below[hit[j - 1]] >= gap]
-    onset_k = ctx.frame.index_of(ctx.onset) - k0
-    for n, j in enumerate(starts):
-        last = hit[starts[n + 1] - 1] if n + 1 < len(starts) else hit[-1]
-        if last >= onset_k - gap:
-            return int(hit[j])
-    return int(hit[0])
+    starts = np.r_[0, np.flatnonzero(np.diff(below) >= gap) + 1]
+    ends = np.r_[starts[1:] - 1, hit.size - 1]
+    live = np.flatnonzero(hit[ends] >= ctx.frame.index_of(ctx.onset) - k0 - gap)
+    return int(hit[starts[live[0]]] if live.size else hit[0])
 
 
 #: `normal` reports the first few instances it holds on, not all of a large fleet
