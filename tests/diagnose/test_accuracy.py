@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from infersight.diagnose.accuracy import AccuracyReport, Case, run_accuracy
+from infersight.diagnose.scenario_windows import alert_time, fault_not_shown
+from infersight.lab.sim import simulate
+from infersight.lab.sim.scenarios import get_scenario
 
 
 def _case(truth: tuple[str, ...], predicted: tuple[str, ...], **kw: object) -> Case:
@@ -71,3 +74,19 @@ def test_the_oom_cascade_that_ran_out_of_no_memory_is_not_shown() -> None:
     rep = run_accuracy(seeds=1, dialects=["vllm"], scenarios=["vram_oom_cascade"])
     (case,) = rep.cases
     assert case.not_shown == "" and case.observable
+
+
+def test_a_card_throttled_after_the_diagnosis_is_not_shown_by_it() -> None:
+    """gpu_thermal_throttling seed 58: the card reached its threshold by 12:10, its throttle
+    flag was on for that one minute, and it held the clock down from 12:17, a minute after
+    the diagnosis (no alert fired: onset + 45 min + 30 min). Read ten minutes later, the
+    throttling had shown for three readings in a row and more."""
+    thermal = get_scenario("gpu_thermal_throttling")
+    res = simulate("gpu_thermal_throttling", hours=26, instances=6, seed=58, step=60.0)
+    at = alert_time(res)
+    why = fault_not_shown(res, thermal.shows_as, at, thermal.shows_for)
+    assert "infra.gpu_throttle above zero for 3 readings in a row" in why
+    assert fault_not_shown(res, thermal.shows_as, at, 1) == ""  # the one-minute flicker
+    assert fault_not_shown(res, thermal.shows_as, at + 600, thermal.shows_for) == ""
+    res = simulate("gpu_thermal_throttling", hours=26, instances=6, seed=57, step=60.0)
+    assert fault_not_shown(res, thermal.shows_as, alert_time(res), thermal.shows_for) == ""

@@ -12,8 +12,9 @@ observable in this dialect": it is
 reported apart, with the missing signals, and left out of AC@k rather than counted as a hit or
 a miss — the right answer there is "inconclusive, signal X missing", and the report counts the
 cases where the engine names that root as a possible upstream cause it could not check.
-A draw in which the simulated fault never did its defining thing (an OOM cascade in which no
-card ran out of memory: the scenario's `shows_as` signals stay at zero in the simulator's own
+A draw in which the simulated fault never did its defining thing before the diagnosis (an OOM
+cascade in which no card ran out of memory, a card throttled for one minute: the scenario's
+`shows_as` signals not above zero for `shows_for` readings in a row in the simulator's own
 frame) has no true root to find; it is listed apart and left out of AC@k.
 A scenario whose cause cannot happen in a server of that dialect (GC pauses in a Rust or C++
 server) is not run in it at all; the report lists those cells with the reason.
@@ -184,8 +185,9 @@ class AccuracyReport:
             return []
         out = [
             "",
-            f"The draw never produced its fault ({len(self.not_shown())} cases, left out of "
-            "AC@k; the check reads the simulator's own frame, not the engine's answer):",
+            f"The draw never produced its fault by the diagnosis ({len(self.not_shown())} "
+            "cases, left out of AC@k; the check reads the simulator's own frame, not the "
+            "engine's answer):",
             "",
         ]
         for (sc, seed), cs in sorted(cells.items()):
@@ -229,10 +231,11 @@ def _one(
     kb = load_kb()
     res = simulate(name, hours=26, instances=instances, seed=seed, step=60.0)
     ats = [alert_time(res)] if res.truth.roots else healthy_times(res, healthy_moments)
-    not_shown = fault_not_shown(res, get_scenario(name).shows_as)
+    scenario = get_scenario(name)
+    not_shown = fault_not_shown(res, scenario.shows_as, ats[0], scenario.shows_for)
     out = []
     for d in ds:
-        if not get_scenario(name).applies_to(d):
+        if not scenario.applies_to(d):
             continue
         store = res.raw(d)
         for at in ats:

@@ -96,22 +96,31 @@ def alert_time(res: SimResult) -> float:
     return min(alert + AFTER_ALERT_S, float(t[-1]))
 
 
-def fault_not_shown(res: SimResult, shows_as: tuple[str, ...]) -> str:
-    """Why the draw holds no trace of its fault ("" when it does, or when the scenario names
-    no signal for it): none of `shows_as` is above zero after the onset on any instance, in
-    the simulator's own frame (what happened, not what an exporter shows)."""
+def fault_not_shown(res: SimResult, shows_as: tuple[str, ...], until: float, held: int = 1) -> str:
+    """Why the draw holds no trace of its fault by the diagnosis at `until` ("" when it does,
+    or when the scenario names no signal for it): none of `shows_as` is above zero for `held`
+    readings in a row on any instance between the onset and `until`, in the simulator's own
+    frame (what happened, not what an exporter shows). A fault that begins to bite after the
+    diagnosis is not one the diagnosis could see."""
     onset = res.truth.onset
     if not shows_as or onset is None:
         return ""
-    k = int(np.searchsorted(res.times, onset))
+    k0 = int(np.searchsorted(res.times, onset))
+    k1 = int(np.searchsorted(res.times, until, side="right"))
     for name in shows_as:
         rows = _rows(res, name)
         if rows is None:
             return ""  # the simulator did not record it: nothing to say the draw lacks it
         with np.errstate(invalid="ignore"):
-            if np.any(rows[:, k:] > 0):
-                return ""
-    return f"no {' or '.join(shows_as)} above zero after the onset on any instance"
+            on = rows[:, k0:k1] > 0
+        sums = np.cumsum(np.pad(on, ((0, 0), (1, 0))), axis=1, dtype=np.int64)
+        if np.any(sums[:, held:] - sums[:, :-held] >= held):  # `held` in a row somewhere
+            return ""
+    run = f" for {held} readings in a row" if held > 1 else ""
+    return (
+        f"no {' or '.join(shows_as)} above zero{run} between the onset and the diagnosis "
+        "on any instance"
+    )
 
 
 def healthy_times(res: SimResult, count: int = 4) -> list[float]:

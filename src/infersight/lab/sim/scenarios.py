@@ -30,9 +30,12 @@ class Scenario:
     engines: tuple[str, ...] = ()
     engines_why: str = ""
     #: canonical event signals (counts, rates) one of which must be above zero after the
-    #: onset for a draw to hold the fault at all: an OOM cascade in which no card ran out of
-    #: memory is not one. Empty: every draw holds it.
+    #: onset, before the diagnosis, for a draw to hold the fault at all: an OOM cascade in
+    #: which no card ran out of memory is not one. Empty: every draw holds it.
     shows_as: tuple[str, ...] = ()
+    #: readings in a row `shows_as` must hold for (one OOM is an OOM; a throttle flag on for
+    #: one minute is a flicker, not a clock held down)
+    shows_for: int = 1
 
     def applies_to(self, dialect: str) -> bool:
         """Whether this cause exists in a server of that dialect (`canonical`: always)."""
@@ -49,6 +52,7 @@ class Scenario:
             "engines": list(self.engines) or None,
             "engines_why": self.engines_why or None,
             "shows_as": list(self.shows_as) or None,
+            "shows_for": self.shows_for,
         }
 
 
@@ -66,6 +70,7 @@ def _s(
     engines = tuple(config.pop("engines", ()))
     why = config.pop("engines_why", "")
     shows_as = tuple(config.pop("shows_as", ()))
+    shows_for = int(config.pop("shows_for", 1))
     return Scenario(
         name,
         roots,
@@ -79,6 +84,7 @@ def _s(
         engines,
         why,
         shows_as,
+        shows_for,
     )
 
 
@@ -220,6 +226,10 @@ _ALL = [
         "4.2",
         "Failed cooling heats some GPUs past the threshold; clocks drop, batches slow.",
         faults.thermal,
+        # throttled for as long as an alert must hold (3 readings): a card that only reached
+        # the threshold by the time of the diagnosis has not slowed anything yet
+        shows_as=("infra.gpu_throttle",),
+        shows_for=3,
     ),
     _s(
         "gpu_hardware_fault",
