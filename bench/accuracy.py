@@ -21,7 +21,7 @@ import numpy as np
 
 from bench.report import write_section
 from infersight.diagnose import diagnose
-from infersight.diagnose.accuracy import AccuracyReport, run_accuracy
+from infersight.diagnose.accuracy import AccuracyReport, run_accuracy, score, share_wrong
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
 
@@ -77,10 +77,10 @@ def per_dialect(report: AccuracyReport) -> str:
     for d in sorted({c.dialect for c in report.cases}):
         n = sum(1 for c in report.faulty() if c.dialect == d)
         lines.append(
-            f"| {d} | {n} | {report.ac(1, dialect=d):.3f} | {report.ac(3, dialect=d):.3f} |"
+            f"| {d} | {n} | {score(report.ac(1, dialect=d))} | {score(report.ac(3, dialect=d))} |"
         )
     n = len(report.faulty())
-    lines.append(f"| all | {n} | {report.ac(1):.3f} | {report.ac(3):.3f} |")
+    lines.append(f"| all | {n} | {score(report.ac(1))} | {score(report.ac(3))} |")
     return "\n".join(lines)
 
 
@@ -103,8 +103,8 @@ def holdout_summary(report: AccuracyReport, first: int, last: int) -> str:
         f"{len(report.faulty())} observable cases "
         f"({len(report.unobservable())} not observable, {len(report.not_shown())} whose draw "
         f"never produced its fault), {len(report.healthy())} healthy "
-        f"windows: **AC@1 {report.ac(1):.3f}, AC@3 {report.ac(3):.3f}; root cause claimed on "
-        f"{report.false_root_rate():.1%} of healthy windows.**",
+        f"windows: **AC@1 {score(report.ac(1))}, AC@3 {score(report.ac(3))}; root cause "
+        f"claimed on {share_wrong(report.false_root_rate())} of healthy windows.**",
     ]
     lines += report.misses_and_false_roots(1)
     return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infersight.diagnose.accuracy import AccuracyReport, Case, run_accuracy
+from infersight.diagnose.accuracy import AccuracyReport, Case, run_accuracy, score, share_wrong
 from infersight.diagnose.scenario_windows import alert_time, fault_not_shown
 from infersight.lab.sim import simulate
 from infersight.lab.sim.scenarios import get_scenario
@@ -90,3 +90,13 @@ def test_a_card_throttled_after_the_diagnosis_is_not_shown_by_it() -> None:
     assert fault_not_shown(res, thermal.shows_as, at + 600, thermal.shows_for) == ""
     res = simulate("gpu_thermal_throttling", hours=26, instances=6, seed=57, step=60.0)
     assert fault_not_shown(res, thermal.shows_as, alert_time(res), thermal.shows_for) == ""
+
+
+def test_scores_round_towards_the_misses() -> None:
+    """One miss in 5,692 must not read as a perfect score, nor one false root as none."""
+    assert score(5691 / 5692) == "0.999" and score(1.0) == "1.000" and score(0.7) == "0.700"
+    assert score(0.999, 2) == "0.99" and score(float("nan")) == "nan"
+    assert share_wrong(1 / 1800) == "0.1%" and share_wrong(0.0) == "0.0%"
+    assert share_wrong(0.02) == "2.0%"
+    rep = AccuracyReport([_case(("a",), ("a",))] * 999 + [_case(("a",), ("b",))])
+    assert "AC@1 0.999, AC@3 0.999" in rep.to_markdown()

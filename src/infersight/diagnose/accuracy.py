@@ -24,6 +24,7 @@ share the (scenario, seed) pairs.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -115,8 +116,8 @@ class AccuracyReport:
             f"fault), {len(self.healthy())} healthy windows; "
             f"seeds {seeds[0]}–{seeds[-1]}; dialects {', '.join(dialects)}.",
             "",
-            f"**Overall: AC@1 {self.ac(1):.3f}, AC@3 {self.ac(3):.3f}; root cause claimed on "
-            f"{self.false_root_rate():.1%} of healthy windows.**",
+            f"**Overall: AC@1 {score(self.ac(1))}, AC@3 {score(self.ac(3))}; root cause "
+            f"claimed on {share_wrong(self.false_root_rate())} of healthy windows.**",
             "",
             "| scenario | truth | AC@1 | AC@3 | "
             + " | ".join(f"AC@1 {d}" for d in dialects)
@@ -220,8 +221,22 @@ def _cases(title: str, cases: list[Case]) -> list[str]:
     ]
 
 
+def score(x: float, digits: int = 3) -> str:
+    """A share of right answers, rounded down: one miss in 5,692 is 0.999, not 1.000."""
+    if x != x:
+        return "nan"
+    return f"{math.floor(x * 10**digits + 1e-9) / 10**digits:.{digits}f}"
+
+
+def share_wrong(x: float) -> str:
+    """A share of wrong answers as a percentage, rounded up: one in 1,800 is 0.1%, not 0.0%."""
+    if x != x:
+        return "nan"
+    return f"{math.ceil(x * 1000 - 1e-9) / 10:.1f}%"
+
+
 def _fmt(x: float) -> str:
-    return "n/o" if x != x else f"{x:.2f}"  # nan: not observable in that dialect
+    return "n/o" if x != x else score(x, 2)  # nan: not observable in that dialect
 
 
 def _one(

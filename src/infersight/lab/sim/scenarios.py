@@ -29,8 +29,8 @@ class Scenario:
     #: the engine dialects the cause can happen in (empty: all), and why not in the others
     engines: tuple[str, ...] = ()
     engines_why: str = ""
-    #: canonical event signals (counts, rates) one of which must be above zero after the
-    #: onset, before the diagnosis, for a draw to hold the fault at all: an OOM cascade in
+    #: canonical signals (event rates, a throttle flag) one of which must be above zero after
+    #: the onset, before the diagnosis, for a draw to hold the fault at all: an OOM cascade in
     #: which no card ran out of memory is not one. Empty: every draw holds it.
     shows_as: tuple[str, ...] = ()
     #: readings in a row `shows_as` must hold for (one OOM is an OOM; a throttle flag on for
