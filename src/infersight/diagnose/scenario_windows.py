@@ -26,9 +26,11 @@ HOUR = 3600.0
 WINDOW_S = 3 * HOUR
 AFTER_ALERT_S = 1800.0
 FALLBACK_AFTER_ONSET_S = 2700.0
-#: alert: P99 above this multiple of its pre-onset median (or error ratio above 5%) for 3 points
+#: alert: P99 above this multiple of its pre-onset median (or error ratio above 5%) for
+#: ALERT_POINTS points in a row
 ALERT_FACTOR = 2.0
 ALERT_ERRORS = 0.05
+ALERT_POINTS = 3
 
 
 @cache
@@ -42,6 +44,15 @@ def _rows(res: SimResult, signal: str) -> np.ndarray | None:
         return None
     keep = [k for k, i in enumerate(s.instances) if i.startswith("node-")]
     return np.asarray(s.values[keep] if keep else s.values, dtype=np.float64)
+
+
+def _held(on: np.ndarray, n: int) -> np.ndarray:
+    """Per reading (along the last axis): whether it ends `n` readings in a row that are on."""
+    pad = [(0, 0)] * (on.ndim - 1) + [(1, 0)]
+    sums = np.cumsum(np.pad(on, pad), axis=-1, dtype=np.int64)
+    out = np.zeros(on.shape, dtype=bool)
+    out[..., n - 1 :] = sums[..., n:] - sums[..., :-n] >= n
+    return out
 
 
 def _firing(res: SimResult, k: int) -> np.ndarray:
@@ -81,15 +92,15 @@ def _down(res: SimResult) -> np.ndarray:
 
 def alert_time(res: SimResult) -> float:
     """When an on-call alert would fire, plus AFTER_ALERT_S (onset + 45 min if none does):
-    latency or errors for 3 points in a row, or an instance restarting or going down."""
+    latency or errors for ALERT_POINTS points in a row, or an instance restarting or going
+    down."""
     onset = res.truth.onset
     t = res.times
     if onset is None:
         return float(t[0] + 14 * HOUR)
     k = int(np.searchsorted(t, onset))
     fire = _firing(res, k)
-    run = np.convolve(fire.astype(np.int64), np.ones(3, dtype=np.int64), "full")[: t.size] >= 3
-    run |= _down(res)
+    run = _held(fire, ALERT_POINTS) | _down(res)
     run[:k] = False
     hits = np.flatnonzero(run)
     alert = float(t[hits[0]]) if hits.size else float(onset + FALLBACK_AFTER_ONSET_S)
@@ -113,8 +124,7 @@ def fault_not_shown(res: SimResult, shows_as: tuple[str, ...], until: float, hel
             return ""  # the simulator did not record it: nothing to say the draw lacks it
         with np.errstate(invalid="ignore"):
             on = rows[:, k0:k1] > 0
-        sums = np.cumsum(np.pad(on, ((0, 0), (1, 0))), axis=1, dtype=np.int64)
-        if np.any(sums[:, held:] - sums[:, :-held] >= held):  # `held` in a row somewhere
+        if np.any(_held(on, held)):
             return ""
     run = f" for {held} readings in a row" if held > 1 else ""
     return (
