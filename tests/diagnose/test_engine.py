@@ -755,3 +755,47 @@ def test_a_size_reached_again_after_a_pause_is_a_new_episode(gap: int, dated_by:
     o = eval_condition(ctx, Condition(signal="service.request_rate", state="up", factor=1.5), None)
     assert o.truth is True and o.onset is not None
     assert f.index_of(o.onset) == {"surge": surge, "bump": bump}[dated_by]
+
+
+def test_a_deviation_s_size_is_read_while_the_incident_lasts() -> None:
+    """A pass 1.8x slower since the morning ramp and 6x slower since the incident began is up
+    3x in this incident: the precursor does not dilute the size the users felt. Detection's
+    own median over the whole excursion stays under 3x, so the incident's readings decide,
+    and they date it: odd readings past 3x every 10 min on the ramp do not."""
+    from infersight.detect import detect
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    nodes, fwd, lat = (
+        ("node-0", "node-1", "node-2"),
+        "inference.forward_time_p99",
+        "service.e2e_latency_p99",
+    )
+    rng = np.random.default_rng(11)
+
+    def frame(start: float, incident: bool) -> MetricFrame:
+        rows = {fwd: np.full((3, N), 0.05), lat: np.full((3, N), 0.4)}
+        if incident:  # yesterday's window saw neither the ramp nor the incident
+            rows[fwd][:, ONSET - 150 :] *= 1.8
+            rows[fwd][:, ONSET - 100 : ONSET - 5 : 10] *= 2.0  # odd readings past 3x on the ramp
+            rows[fwd][:, ONSET:], rows[lat][:, ONSET:] = 0.3, 4.0
+        return MetricFrame(
+            start,
+            STEP,
+            N,
+            {
+                s: SignalSeries(nodes, v * (1 + 0.02 * rng.standard_normal(v.shape)))
+                for s, v in rows.items()
+            },
+        )
+
+    w = {"incident": frame(START, True), "baseline-1d": frame(START - 86400, False)}
+    ctx = Context.build(w["incident"], detect(w), (lat,))
+    (dev,) = ctx.anomalies(fwd, "node-0", "deviation")
+    assert dev.onset < ctx.onset and dev.observed is not None and dev.baseline is not None
+    assert dev.observed < 3 * dev.baseline  # the excursion's median: the ramp dilutes it
+    o = eval_condition(ctx, Condition(signal=fwd, state="up", factor=3), None)
+    assert o.truth is True and o.instances == set(nodes)
+    assert "300 ms since the incident began (5.9" in o.evidence[0].statement
+    # a size only the incident reaches is dated from just before it, not by the odd readings
+    assert o.onset == ctx.frame.start + ONSET * STEP

@@ -34,7 +34,12 @@ def clock(ts: float, ref: float | None = None) -> str:
     return time.strftime("%H:%M UTC", t)
 
 
-def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
+def from_anomaly(
+    a: Anomaly, ctx: Context, supports: bool, incident: float | None = None
+) -> Evidence:
+    """A detected anomaly as a sentence; `incident`: a deviation's median since the incident
+    began, where a condition was judged on it (the excursion began well before), and then
+    the evidence's figure and window are the incident's."""
     u = ctx.unit(a.signal)
     since = f", since {clock(a.onset, ctx.frame.end)}"
     if a.kind == "deviation":
@@ -43,6 +48,11 @@ def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
             f"{a.signal} on {a.instance} {a.direction} to {format_value(a.observed, u)} against "
             f"{format_value(a.baseline, u)} ({refs}){_ratio(a.baseline, a.observed)}{since}"
         )
+        if incident is not None:
+            text += (
+                f"; {format_value(incident, u)} since the incident began"
+                f"{_ratio(a.baseline, incident)}"
+            )
     elif a.kind == "fleet_outlier":
         text = (
             f"{a.signal} on {a.instance} at {format_value(a.observed, u)} while its peers are at "
@@ -58,10 +68,10 @@ def from_anomaly(a: Anomaly, ctx: Context, supports: bool) -> Evidence:
         kind=a.kind,
         supports=supports,
         statement=text,
-        window_start=a.onset,
+        window_start=a.onset if incident is None else ctx.frame.times[ctx.split()],
         window_end=a.end if a.end is not None else ctx.frame.end,
         baseline=a.baseline,
-        observed=a.observed,
+        observed=a.observed if incident is None else incident,
         unit=u,
         onset=a.onset,
     )

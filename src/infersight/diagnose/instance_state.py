@@ -42,30 +42,58 @@ def direction_ok(a: Anomaly, want: str) -> bool:
     return a.direction == want
 
 
-def _factor_ok(a: Anomaly, c: Condition, want: str) -> bool:
-    if c.delta is not None and (
-        a.baseline is None or a.observed is None or abs(a.observed - a.baseline) < c.delta
-    ):
+#: an excursion is sized on the incident's readings only with at least this many of them
+INCIDENT_MIN_READINGS = 3
+
+
+def incident_size(ctx: Context, a: Anomaly) -> float | None:
+    """A deviation's median while the incident lasts, from the incident's onset to the end of
+    the excursion, where that began more than PEAK_LEAD_S before the onset (a cause's first
+    readings lead the users' symptom by a few; a precursor hours earlier, such as a tail
+    flapping across a histogram bucket bound on the morning ramp, dilutes the excursion's own
+    median: a pass 1.4× slower since 08:50 and 6× slower since 11:06 is 6× slower in this
+    incident). None where the excursion began later or has fewer than INCIDENT_MIN_READINGS
+    readings since. The baseline stays detection's, the band's centre over the whole
+    excursion: on a seasonal signal, the earlier hours' level."""
+    row = ctx.row(a.signal, a.instance)
+    if row is None or a.onset >= ctx.frame.start + ctx.frame.step * ctx.peak_split():
+        return None
+    k1 = ctx.frame.index_of(a.end) + 1 if a.end is not None else row.size
+    seg = row[ctx.split() : k1]
+    seg = seg[~np.isnan(seg)]
+    return float(np.median(seg)) if seg.size >= INCIDENT_MIN_READINGS else None
+
+
+def _factor_ok(a: Anomaly, c: Condition, want: str, observed: float | None) -> bool:
+    """Whether a deviation's median `observed` is the size the condition asks, its way."""
+    if a.baseline is None or observed is None:
+        return c.factor is None and c.delta is None
+    moved = observed - a.baseline if want == "up" else a.baseline - observed
+    if c.delta is not None and moved < c.delta:
         return False
     if c.factor is None:
         return True
-    if a.baseline is None or a.observed is None:
-        return False
-    base, obs = abs(a.baseline), abs(a.observed)
+    base, obs = abs(a.baseline), abs(observed)
     if want == "up":
         return obs >= c.factor * base if base > 0 else obs > 0
     return obs * c.factor <= base
 
 
-def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
+def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str, in_incident: bool) -> float:
     """When a deviation first reached the size a condition asks (`factor`, `delta`) against its
     baseline: a request rate creeping over the band on the morning ramp that a surge at 10:54
-    tripled is "up 1.5×" since 10:54, not since it crept out at 08:53. Without a size, or
-    without a sample that far (the medians passed, no single reading did), its onset."""
+    tripled is "up 1.5×" since 10:54, not since it crept out at 08:53. `in_incident`: only the
+    readings since the onset reach that size (`incident_size`), so it is looked for from
+    PEAK_LEAD_S before the onset on (a cause's first readings precede the users' symptom): a
+    ramp's odd reading past 1.5× does not date a surge that quadrupled the rate an hour later.
+    Without a size, or without a sample that far (the medians passed, no single reading did),
+    its onset."""
     row = ctx.row(c.signal, a.instance)
     if row is None or a.baseline is None or (c.factor is None and c.delta is None):
         return a.onset
     k0 = ctx.frame.index_of(a.onset)
+    if in_incident:
+        k0 = max(k0, ctx.peak_split())
     k1 = ctx.frame.index_of(a.end) + 1 if a.end is not None else row.size
     seg, base = row[k0:k1], a.baseline
     far = ~np.isnan(seg)
@@ -75,7 +103,7 @@ def _grown_by(ctx: Context, c: Condition, a: Anomaly, want: str) -> float:
         else:
             far &= seg * c.factor <= base
     if c.delta is not None:
-        far &= np.abs(seg - base) >= c.delta
+        far &= (seg - base if want == "up" else base - seg) >= c.delta
     hit = np.flatnonzero(far)
     if hit.size == 0:
         return a.onset
@@ -126,17 +154,23 @@ def state_on(
         )
         want = wanted_direction(ctx, c)
         for a in ctx.anomalies(sig, inst, kind):
-            if direction_ok(a, want) and _factor_ok(a, c, want):
-                ev = from_anomaly(a, ctx, True)
-                if a.kind == "trend":  # a slope has no onset
-                    return True, ev, None, a.score
-                # a deviation of a given size began when it got that big
-                onset = _grown_by(ctx, c, a, want)
-                if onset != a.onset:
-                    size = f"{c.factor:g}×" if c.factor is not None else f"{c.delta:g} off"
-                    text = f"{ev.statement}; {size} its baseline or more since {clock(onset)}"
-                    ev = dataclasses.replace(ev, statement=text, onset=onset)
-                return True, ev, onset, a.score
+            if not direction_ok(a, want):
+                continue
+            # the size asked, over the whole excursion or while the incident lasts
+            whole = _factor_ok(a, c, want, a.observed)
+            felt = None if whole or kind != "deviation" else incident_size(ctx, a)
+            if not whole and not _factor_ok(a, c, want, felt):
+                continue
+            ev = from_anomaly(a, ctx, True, felt)
+            if a.kind == "trend":  # a slope has no onset
+                return True, ev, None, a.score
+            # a deviation of a given size began when it got that big
+            onset = _grown_by(ctx, c, a, want, in_incident=felt is not None)
+            if onset != a.onset:
+                size = f"{c.factor:g}×" if c.factor is not None else f"{c.delta:g} off"
+                text = f"{ev.statement}; {size} its baseline or more since {clock(onset)}"
+                ev = dataclasses.replace(ev, statement=text, onset=onset)
+            return True, ev, onset, a.score
         return False, None, None, 0.0
     if c.state == "absent":
         gone = ctx.absent(sig, inst)

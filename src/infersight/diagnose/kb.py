@@ -42,9 +42,12 @@ class KBError(ValueError):
 
 class Condition(BaseModel):
     """One signal state. `up`/`down`: deviation from baseline (ratio at least `factor`, change at
-    least `delta`; dated by its first reading that far from the baseline, not by when it left
-    the band: a rate creeping up a morning ramp before a surge tripled it dates the surge; of
-    an excursion that ended 15 min or more before the onset and came back, the later one);
+    least `delta`, its way, over the whole excursion or, where that began more than
+    PEAK_LEAD_S before the onset, on its median since the incident began; dated by its first
+    reading that far from the baseline, not by when it left the band: a rate creeping up a
+    morning ramp before a surge tripled it dates the surge; of an excursion that ended 15 min
+    or more before the onset and came back, the later one; a size only the incident's
+    readings reach, from PEAK_LEAD_S before the onset on);
     `above`/`below`: the level since the incident began passes `level`;
     `stat: max`/`min` reads above/below on the extreme since the incident began instead of the
     median (VRAM's peak, not its steady level: seed §3.2), and makes `up`/`down` compare that

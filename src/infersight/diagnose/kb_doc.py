@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from infersight.diagnose.chain import LATE_S
 from infersight.diagnose.conditions import TOGETHER_S
-from infersight.diagnose.context import SETTLE_S
+from infersight.diagnose.context import PEAK_LEAD_S, SETTLE_S
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
 from infersight.diagnose.row_states import SHIFT_Z
 
@@ -104,10 +104,14 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "Generated from `src/infersight/diagnose/rules/*.yaml` by "
         "`python -m infersight.diagnose.kb_doc > docs/rules.md`; do not edit by hand.",
         "",
-        "Conditions: `up`/`down` — deviation from baseline (factor: observed/baseline ratio; "
+        "Conditions: `up`/`down` — deviation from baseline (factor: the ratio to the baseline "
+        "of the excursion's median, or of its median since the incident began where it began "
+        f"more than {PEAK_LEAD_S / 60:g} min before it: a precursor on the morning ramp does "
+        "not dilute the size the users felt; "
         "with a factor or a delta, dated by its first reading that far from the baseline, "
         "of the episode still under way at the onset: one back under that size 15 min or more "
-        "before it has ended); "
+        "before it has ended; a size only the incident's readings reach is looked for from "
+        f"{PEAK_LEAD_S / 60:g} min before the onset on); "
         "`above`/`below` — level since the incident began; `normal` — present and not "
         "anomalous; `trend up`/`trend down` — sustained slope; `outlier` — away from same-role "
         "peers; `absent` — target down or series stopped; `event` — highest value from 30 min "
