@@ -44,7 +44,7 @@ def _synthetic(instances: int, hours: float, step: float, seed: int, shift: floa
 
 def speed(instances: int = 100, repeats: int = 3) -> str:
     """Diagnose 100 instances × every signal × 1 h (15 s grid) with 1 h and 1 d baselines,
-    read back from a bundle file."""
+    read back from a bundle file; `repeats` (at least 1) reads and diagnoses, medians kept."""
     from infersight.bundle import read_bundle, write_bundle
 
     wins = {
@@ -52,22 +52,26 @@ def speed(instances: int = 100, repeats: int = 3) -> str:
         "baseline-1h": _synthetic(instances, 1, 15.0, 1, 0.0),
         "baseline-1d": _synthetic(instances, 1, 15.0, 2, 0.0),
     }
+    reads, times = [], []
     with tempfile.TemporaryDirectory() as d:
         path = write_bundle(Path(d) / "speed.tar.gz", wins, {"kind": "synthetic"})
-        t = time.perf_counter()
-        bundle = read_bundle(path)
-        t_read = time.perf_counter() - t
+        for _ in range(repeats):  # the first read also warms the caches
+            t = time.perf_counter()
+            bundle = read_bundle(path)
+            reads.append(time.perf_counter() - t)
     frames = bundle.windows
-    times = []
     for _ in range(repeats):
         t = time.perf_counter()
         diagnose(frames)
         times.append(time.perf_counter() - t)
     inc = frames["incident"]
+    t_read, t_dx = sorted(reads)[repeats // 2], sorted(times)[repeats // 2]
+    verdict = "met" if t_read + t_dx < 1.0 else "not met"
     return (
         f"{instances} instances × {len(inc.signals)} signals × {inc.n} points (1 h at 15 s) "
-        f"with 2 baselines: bundle read {t_read:.2f} s, detect + diagnose median "
-        f"{sorted(times)[len(times) // 2]:.2f} s (goal < 1 s)."
+        f"with 2 baselines, medians of {repeats}: bundle read (tar.gz, verified) {t_read:.2f} s "
+        f"(first {reads[0]:.2f} s), detect + diagnose {t_dx:.2f} s; "
+        f"bundle to diagnosis **{t_read + t_dx:.2f} s** (goal < 1 s: {verdict})."
     )
 
 
