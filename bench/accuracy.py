@@ -21,8 +21,8 @@ import numpy as np
 
 from bench.report import write_section
 from infersight.diagnose import diagnose
-from infersight.diagnose.accuracy import AccuracyReport, run_accuracy, score, share_wrong
 from infersight.frame import MetricFrame, SignalSeries
+from infersight.lab.evaluate.accuracy import AccuracyReport, run_accuracy, score, share_wrong
 from infersight.signals import all_signals
 
 COMMAND = ".venv/bin/python -m bench.accuracy"

@@ -40,7 +40,7 @@ def accuracy(
     diagnosed, as a user's data would be. Example: infersight bench accuracy --seeds 1
     """
     from infersight.benchdoc import write_section
-    from infersight.diagnose.accuracy import run_accuracy
+    from infersight.lab.evaluate.accuracy import run_accuracy
 
     wanted = [d.strip() for d in dialects.split(",") if d.strip()]
     if not wanted:

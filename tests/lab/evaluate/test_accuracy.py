@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from infersight.diagnose.accuracy import AccuracyReport, Case, run_accuracy, score, share_wrong
-from infersight.diagnose.scenario_windows import alert_time, fault_not_shown
+import pytest
+
+from infersight.lab.evaluate.accuracy import AccuracyReport, Case, run_accuracy, score, share_wrong
+from infersight.lab.evaluate.scenario_windows import alert_time, fault_not_shown
 from infersight.lab.sim import simulate
 from infersight.lab.sim.scenarios import get_scenario
 
@@ -44,6 +46,7 @@ def test_not_applicable_cells_are_not_run_and_say_why() -> None:
     assert "no garbage collector" in rep.not_applicable[("gc_pauses", "tgi")]
 
 
+@pytest.mark.sim
 def test_one_real_cell_end_to_end() -> None:
     rep = run_accuracy(seeds=1, dialects=["triton"], scenarios=["unbounded_queue"])
     (case,) = rep.cases
@@ -65,6 +68,7 @@ def test_a_draw_that_never_produced_its_fault_is_listed_not_scored() -> None:
     assert "- s seed 7 (vllm): no inference.oom_rate above zero after the onset" in text
 
 
+@pytest.mark.sim
 def test_the_oom_cascade_that_ran_out_of_no_memory_is_not_shown() -> None:
     """vram_oom_cascade seed 63: the longer inputs and the burst took VRAM to 90% and no card
     ran out of memory. Seed 0 of the same scenario did OOM, and is scored as usual."""
@@ -76,6 +80,7 @@ def test_the_oom_cascade_that_ran_out_of_no_memory_is_not_shown() -> None:
     assert case.not_shown == "" and case.observable
 
 
+@pytest.mark.sim
 def test_a_card_throttled_after_the_diagnosis_is_not_shown_by_it() -> None:
     """gpu_thermal_throttling seed 58: the card reached its threshold by 12:10, its throttle
     flag was on for that one minute, and it held the clock down from 12:17, a minute after

@@ -33,7 +33,7 @@ from typing import TypeVar
 
 from infersight.diagnose.engine import diagnose
 from infersight.diagnose.kb import load_kb
-from infersight.diagnose.scenario_windows import (
+from infersight.lab.evaluate.scenario_windows import (
     alert_time,
     fault_not_shown,
     healthy_times,

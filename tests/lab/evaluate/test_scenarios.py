@@ -7,9 +7,11 @@ from functools import cache
 import pytest
 
 from infersight.diagnose import Diagnosis, diagnose
-from infersight.diagnose.scenario_windows import alert_time, healthy_times, windows_at
 from infersight.frame import MetricFrame
+from infersight.lab.evaluate.scenario_windows import alert_time, healthy_times, windows_at
 from infersight.lab.sim import SimResult, simulate
+
+pytestmark = pytest.mark.sim
 
 RESTARTS = "service.restarts"
 
