@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not server"
+	$(BIN)/pytest -q -m "not server and not sim"
 
 test: $(STAMP) system-deps lint typecheck
 	$(BIN)/pytest -q

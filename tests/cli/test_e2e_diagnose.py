@@ -18,6 +18,8 @@ from infersight.lab.sim.run import simulate
 from infersight.timeparse import iso
 from infersight.windows import cut_windows
 
+pytestmark = pytest.mark.sim
+
 runner = CliRunner()
 
 

@@ -16,6 +16,8 @@ from simcases import (
     run_case,
 )
 
+pytestmark = pytest.mark.sim
+
 ONSET_TOLERANCE_S = 900.0  # gradual faults (a GPU heating up) cross the floors minutes late
 
 

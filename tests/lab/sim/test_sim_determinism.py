@@ -17,6 +17,7 @@ REQUIRED = {
 }  # fmt: skip
 
 
+@pytest.mark.sim
 def test_same_seed_same_output() -> None:
     a = simulate("gpu_thermal_throttling", hours=4, instances=3, seed=11, step=30)
     b = simulate("gpu_thermal_throttling", hours=4, instances=3, seed=11, step=30)
@@ -25,6 +26,7 @@ def test_same_seed_same_output() -> None:
         np.testing.assert_array_equal(a.frame.series[sig].values, b.frame.series[sig].values)
 
 
+@pytest.mark.sim
 def test_different_seed_different_incident() -> None:
     a = simulate("vector_db_swap", hours=4, instances=3, seed=1, step=30)
     b = simulate("vector_db_swap", hours=4, instances=3, seed=2, step=30)
@@ -45,6 +47,7 @@ def test_registry_metadata() -> None:
         assert all(r.replace("_", "").isalnum() and r.islower() for r in s["roots"])
 
 
+@pytest.mark.sim
 def test_frame_uses_only_canonical_signals_across_all_layers() -> None:
     r = simulate("healthy_diurnal", hours=1, instances=2, seed=0, step=30)
     known = all_signals()

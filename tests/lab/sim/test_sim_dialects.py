@@ -33,6 +33,7 @@ def _tolerance(signal: str, dialect: str) -> float:
     return 0.03
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_round_trip(dialect: str) -> None:
     res = _res()
@@ -65,6 +66,7 @@ def test_round_trip(dialect: str) -> None:
     assert compared >= 40
 
 
+@pytest.mark.sim
 def test_labels_like_real_exporters() -> None:
     store = _res().raw("vllm")
     dcgm = store.series("DCGM_FI_DEV_GPU_UTIL")[0].label_map
@@ -74,6 +76,7 @@ def test_labels_like_real_exporters() -> None:
     assert any(s.label_map["instance"] == "cache-0:9121" for s in store.series("up"))
 
 
+@pytest.mark.sim
 def test_run_cli_bundle_and_openmetrics(tmp_path: Path) -> None:
     seen: list[str] = []
     out = tmp_path / "b.tar.gz"
@@ -92,6 +95,7 @@ def test_run_cli_bundle_and_openmetrics(tmp_path: Path) -> None:
     assert "tgi_request_duration_bucket" in text
 
 
+@pytest.mark.sim
 def test_sim_bundle_is_shaped_like_a_pull(tmp_path: Path) -> None:
     """Incident window ending half an hour after the onset, plus the baselines the run covers,
     in a dialect mapped back through the catalog."""

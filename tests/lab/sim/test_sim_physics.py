@@ -16,6 +16,8 @@ from infersight.lab.sim.dialects import DIALECTS
 from infersight.signals import all_signals
 from infersight.sources.local import LocalResult, canonical_frame
 
+pytestmark = pytest.mark.sim
+
 Run = Callable[..., SimResult]
 SOURCES = ("model", *DIALECTS)
 NON_NEGATIVE = {"count", "per_s", "s", "bytes", "cores", "W", "code"}

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from infersight.lab.sim import SimResult
 from infersight.lab.sim.traffic import hour_of_day
+
+pytestmark = pytest.mark.sim
 
 Run = Callable[..., SimResult]
 
