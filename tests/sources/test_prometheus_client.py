@@ -45,7 +45,7 @@ def test_connection_refused_is_unreachable_with_hint() -> None:
     assert client.requests == 3
 
 
-def test_timeout_is_retried_then_reported() -> None:
+def test_timeout_is_reported_and_not_retried() -> None:
     gate = threading.Event()
 
     def slow(req: Request) -> Reply:
@@ -57,8 +57,8 @@ def test_timeout_is_retried_then_reported() -> None:
         with pytest.raises(QueryTimeout) as exc:
             client.query("up", 0)
         gate.set()
-    assert "after 2 tries" in str(exc.value) and "--timeout" in str(exc.value)
-    assert len(fake.requests) == 2
+    assert "not retried" in str(exc.value) and "--timeout" in str(exc.value)
+    assert len(fake.requests) == 1
 
 
 def test_500_then_200_is_retried() -> None:

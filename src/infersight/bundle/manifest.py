@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from infersight.redact import redact_url
 from infersight.signals import all_signals
 
 SCHEMA_VERSION = 1
@@ -104,7 +105,8 @@ class WindowSpec(_Strict):
 def _source(value: dict[str, str]) -> dict[str, str]:
     if not value.get("kind"):
         raise ValueError("needs a non-empty 'kind' (prometheus, bundle-import, simulator, ...)")
-    return value
+    # a bundle is attached to tickets: a URL's credentials never go into it
+    return {k: redact_url(v) for k, v in value.items()}
 
 
 class Manifest(_Strict):

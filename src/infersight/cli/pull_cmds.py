@@ -11,11 +11,14 @@ from rich.table import Table
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
 from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json
 from infersight.cli.connection import (
+    DEFAULT_DEADLINE_S,
     BasicOpt,
     BearerOpt,
     CaOpt,
     Connection,
+    DeadlineOpt,
     InsecureOpt,
+    LimitOpt,
     PrometheusOpt,
     TimeoutOpt,
 )
@@ -51,6 +54,8 @@ def probe(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """Which exporters a server has, which signals each layer is covered by, what is missing.
 
@@ -60,7 +65,10 @@ def probe(
     """
     from infersight.sources.probe import probe as run_probe
 
-    conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
+    conn = Connection(
+        prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
+        tuple(raise_limit or ()),
+    )  # fmt: skip
     result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals))
     if as_json:
         print_json(result.to_dict())
@@ -115,6 +123,8 @@ def pull(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """Freeze the scene: every canonical signal of a window into one evidence bundle.
 
@@ -140,7 +150,10 @@ def pull(
         check_target(out, overwrite)
     except BundleError as exc:
         fail(str(exc), EXIT_USAGE)
-    conn = Connection(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
+    conn = Connection(
+        prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
+        tuple(raise_limit or ()),
+    )  # fmt: skip
     client, catalog, wanted = conn.client(), load_catalog(mappings or []), _signal_list(signals)
     start = end - length
     pulled = pull_windows(
@@ -148,6 +161,10 @@ def pull(
     )
     windows, missing, report = pulled.windows, pulled.missing, pulled.reports
     if not windows[INCIDENT].signals:
+        errors = report[INCIDENT]["errors"]
+        if errors:  # the window may be fine: the queries are what failed
+            also = f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else ""
+            fail(f"nothing written: the queries failed: {errors[0]}{also}")
         fail(
             f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
             "Check --at/--since, and `infersight probe` for what the server has"

@@ -10,38 +10,59 @@ Async inside (httpx), with a sync facade for the CLI:
 
 Long windows are split so that no request returns more than `max_points_per_query` points per
 series (Prometheus refuses more than 11,000); the chunks are stitched back on the same grid.
-Transient failures (connect errors, timeouts, 429, 5xx) are retried with exponential backoff and
-jitter; other 4xx are not. Every failure ends as one `SourceError` with a one-line message.
+Connection errors and 5xx/429 are retried with exponential backoff and jitter (a `Retry-After`
+on 429/503 is honoured when it fits the deadline); timeouts and other 4xx are not retried.
+
+Deadlines are wall-clock: `timeout` bounds one HTTP request from sending to the last byte of the
+answer (a server that trickles its body still stops at it), and `deadline` bounds everything the
+client does from its creation (a command's whole run). Answers are streamed and refused past
+`limits.response_bytes`; JSON nested past `limits.json_depth` is refused before parsing.
+
+Every failure ends as one `SourceError` with a one-line message; URL userinfo, the token and the
+password never appear in it (`infersight.redact`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import math
 import random
+import re
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 
+from infersight.limits import Limits
+from infersight.redact import Redactor, redact_url, strip_userinfo, userinfo
 from infersight.sources.errors import (
     AuthError,
+    BadConnection,
+    BadCredentials,
     BadQuery,
+    DeadlineExceeded,
     MalformedResponse,
     QueryTimeout,
+    ResponseTooLarge,
     ServerError,
     ServerUnreachable,
     SourceError,
 )
+from infersight.sources.jsonload import JSONDepthError, loads
 
 FloatArray = npt.NDArray[np.float64]
 T = TypeVar("T")
 PROMETHEUS_MAX_POINTS = 11_000
 _HINT = "is the server running? check --prometheus URL"
+#: what an HTTP header value may hold: visible ASCII and inner spaces (RFC 9110 field-vchar)
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?: +[\x21-\x7e]+)*")
 
 
 class Series(NamedTuple):
@@ -107,14 +128,71 @@ def stitch(chunks: list[list[Series]]) -> list[Series]:
 def _tls(ca_file: str | None, insecure: bool, client_cert: str | tuple[str, str] | None) -> Any:
     if ca_file is None and not insecure and client_cert is None:
         return True
-    ctx = ssl.create_default_context(cafile=ca_file)
+    try:
+        ctx = ssl.create_default_context(cafile=ca_file)
+    except (ssl.SSLError, OSError, ValueError):
+        raise BadConnection(
+            f"--ca-file {ca_file}: not a readable PEM certificate bundle; give the CA's "
+            "certificate(s) in PEM form (-----BEGIN CERTIFICATE-----)"
+        ) from None
     if insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     if client_cert is not None:
         cert, key = (client_cert, None) if isinstance(client_cert, str) else client_cert
-        ctx.load_cert_chain(cert, key)
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (ssl.SSLError, OSError, ValueError):
+            raise BadConnection(
+                f"client certificate {cert}: not a readable PEM certificate and key"
+            ) from None
     return ctx
+
+
+def _base_url(url: str) -> str:
+    """The URL without userinfo, checked: scheme, host, port; BadConnection when unusable."""
+    bare = strip_userinfo(url.strip())
+    shown = redact_url(bare)
+    try:
+        parts = urlsplit(bare)
+        port = parts.port
+        httpx.URL(bare)
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise BadConnection(f"--prometheus {shown}: not a usable URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadConnection(
+            f"--prometheus {shown}: needs http:// or https:// and a host, e.g. http://host:9090"
+        )
+    if port == 0:
+        raise BadConnection(f"--prometheus {shown}: port 0 cannot be connected to")
+    # a URL copied from an API call names the API itself: keep the base (and any prefix)
+    return bare.rstrip("/").removesuffix("/api/v1")
+
+
+def _check_header(what: str, value: str) -> None:
+    if not _HEADER_VALUE.fullmatch(value):
+        why = (
+            "holds a line break"
+            if "\n" in value or "\r" in value
+            else "holds a non-ASCII or control character, or surrounding spaces"
+        )
+        raise BadCredentials(
+            f"{what} is not a valid HTTP header value ({why}); give it without line breaks or "
+            "surrounding spaces, in ASCII as issued"
+        )
+
+
+class _Answer(NamedTuple):
+    """An HTTP answer read in full (within the size cap)."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+    reason_phrase: str
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
 
 
 class PrometheusClient:
@@ -123,6 +201,7 @@ class PrometheusClient:
         url: str,
         *,
         timeout: float = 30.0,
+        deadline: float | None = None,
         bearer_token: str | None = None,
         basic_auth: tuple[str, str] | None = None,
         ca_file: str | None = None,
@@ -132,12 +211,23 @@ class PrometheusClient:
         retries: int = 3,
         backoff: float = 0.5,
         max_points_per_query: int = PROMETHEUS_MAX_POINTS,
+        limits: Limits | None = None,
     ) -> None:
         if max_points_per_query < 2:
             raise ValueError("max_points_per_query must be at least 2")
-        # a URL copied from an API call names the API itself: keep the base (and any prefix)
-        self.url = url.rstrip("/").removesuffix("/api/v1")
-        self.timeout = timeout
+        from_url = userinfo(url.strip())
+        basic_auth = basic_auth or from_url
+        self._redactor = Redactor.for_connection(url, bearer_token, basic_auth)
+        self._base = _base_url(url)
+        self.url = redact_url(self._base)  #: for display: never holds a credential
+        if bearer_token is not None:
+            _check_header("--bearer-token", bearer_token)
+        if basic_auth is not None and ("\n" in "".join(basic_auth) or "\r" in "".join(basic_auth)):
+            raise BadCredentials("--basic-auth holds a line break; give USER:PASSWORD on one line")
+        self.timeout = timeout  #: seconds for one request, first byte sent to last byte read
+        self.deadline = deadline  #: seconds for everything from now (None: no bound)
+        self._deadline_at = None if deadline is None else time.monotonic() + deadline
+        self.limits = limits or Limits()
         self.retries = max(0, retries)
         self.backoff = backoff
         self.max_concurrency = max(1, max_concurrency)
@@ -154,7 +244,7 @@ class PrometheusClient:
     async def __aenter__(self) -> PrometheusClient:
         if self._users == 0:
             self._http = httpx.AsyncClient(
-                base_url=self.url,
+                base_url=self._base,
                 headers=self._headers,
                 auth=self._auth,
                 verify=self._verify,
@@ -181,45 +271,109 @@ class PrometheusClient:
         return asyncio.run(scoped())
 
     # -- one request --------------------------------------------------------------------------
+    def remaining(self) -> float:
+        """Seconds left of the deadline (inf without one)."""
+        if self._deadline_at is None:
+            return math.inf
+        return self._deadline_at - time.monotonic()
+
+    def _out_of_time(self, where: str) -> DeadlineExceeded:
+        return DeadlineExceeded(
+            f"the command's deadline of {self.deadline:g} s ran out waiting for {where}; "
+            "raise --deadline, or narrow the window or --signals"
+        )
+
+    async def _send(self, path: str, params: dict[str, str]) -> _Answer:
+        """One request, its answer streamed under the size cap."""
+        assert self._http is not None
+        if path.endswith("/query") or path.endswith("/query_range"):
+            request = self._http.build_request("POST", path, data=params)
+        else:
+            request = self._http.build_request("GET", path, params=params)
+        cap = self.limits.response_bytes
+        r = await self._http.send(request, stream=True)
+        try:
+            declared = r.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise self._too_large(path, f"declares {int(declared):,} bytes")
+            body, size = [], 0
+            async for chunk in r.aiter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    raise self._too_large(path, "sent more")
+                body.append(chunk)
+        finally:
+            await r.aclose()
+        return _Answer(r.status_code, r.headers, b"".join(body), r.reason_phrase)
+
+    def _too_large(self, path: str, what: str) -> ResponseTooLarge:
+        cap = self.limits.response_bytes
+        return ResponseTooLarge(
+            f"{self.url}{path}: the answer {what} than the {cap:,}-byte limit; narrow the window "
+            f"or --signals, or {self.limits.hint('response_bytes')}"
+        )
+
     async def _call(self, path: str, params: dict[str, str], expr: str = "") -> Any:
         """`data` of a successful answer; retries transient failures; raises SourceError."""
+        try:
+            return await self._call_once(path, params, expr)
+        except SourceError as exc:
+            exc.args = (self._redactor.scrub(str(exc)),)
+            raise
+
+    async def _call_once(self, path: str, params: dict[str, str], expr: str) -> Any:
         async with self:
             assert self._http is not None and self._sem is not None
             where = f"{self.url}{path}"
             last: SourceError | None = None
+            wait = 0.0
             for attempt in range(self.retries + 1):
                 if attempt:
-                    await asyncio.sleep(
-                        self.backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
-                    )
+                    if wait > self.remaining():
+                        assert last is not None
+                        raise last
+                    await asyncio.sleep(wait)
+                if self.remaining() <= 0:
+                    raise self._out_of_time(where)
                 self.requests += 1
                 try:
-                    async with self._sem:
-                        if path.endswith("/query") or path.endswith("/query_range"):
-                            r = await self._http.post(path, data=params)
-                        else:
-                            r = await self._http.get(path, params=params)
-                except httpx.TimeoutException:
-                    last = QueryTimeout(
-                        f"{where} did not answer within {self.timeout:g} s "
-                        f"(after {attempt + 1} tries); narrow the window or raise --timeout"
-                    )
-                    continue
+                    async with asyncio.timeout(_finite(self.remaining())):
+                        async with self._sem:
+                            async with asyncio.timeout(min(self.timeout, self.remaining())):
+                                r = await self._send(path, params)
+                except (TimeoutError, httpx.TimeoutException):
+                    if self.remaining() <= 0:
+                        raise self._out_of_time(where) from None
+                    raise QueryTimeout(
+                        f"{where} did not answer in full within {self.timeout:g} s (a timeout is "
+                        "not retried); narrow the window or raise --timeout"
+                    ) from None
+                except ResponseTooLarge:
+                    raise
                 except (httpx.TransportError, ssl.SSLError, OSError) as exc:
                     what = str(exc) or type(exc).__name__
                     last = ServerUnreachable(
                         f"cannot reach {self.url}: {what} (after {attempt + 1} tries); {_HINT}"
                     )
+                    wait = self._backoff(attempt)
                     continue
                 if r.status_code == 429 or r.status_code >= 500:
+                    after = _retry_after(r) if r.status_code in (429, 503) else None
+                    wait = self._backoff(attempt) if after is None else after
+                    asked = f"; it asked to retry after {after:g} s" if after is not None else ""
                     last = ServerError(
-                        f"{where} answered HTTP {r.status_code} (after {attempt + 1} tries): "
-                        f"{_error_text(r)}"
+                        f"{where} answered HTTP {r.status_code} (after {attempt + 1} tries"
+                        f"{asked}): {_error_text(r)}"
                     )
+                    if after is not None and after > min(self.remaining(), self.timeout):
+                        raise last  # waiting would pass the deadline: say so now
                     continue
-                return _data(r, where, expr)
+                return _data(r, where, expr, self.limits.json_depth)
             assert last is not None
             raise last
+
+    def _backoff(self, attempt: int) -> float:
+        return float(self.backoff * 2**attempt * random.uniform(0.5, 1.0))
 
     # -- API ------------------------------------------------------------------------------------
     async def aquery(self, expr: str, at: float) -> list[Series]:
@@ -280,18 +434,38 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
-def _error_text(r: httpx.Response) -> str:
+def _finite(seconds: float) -> float | None:
+    return None if math.isinf(seconds) else max(0.0, seconds)
+
+
+def _retry_after(r: _Answer) -> float | None:
+    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), None if none."""
+    value = r.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
     try:
-        body = r.json()
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_text(r: _Answer) -> str:
+    try:
+        body = loads(r.content, 16)
         if isinstance(body, dict) and body.get("error"):
-            return str(body["error"])
-    except (json.JSONDecodeError, UnicodeDecodeError):
+            return str(body["error"])[:300]
+    except (json.JSONDecodeError, UnicodeDecodeError, JSONDepthError):
         pass
-    text = r.text.strip().replace("\n", " ")
+    text = " ".join(r.text.split())
     return text[:300] or r.reason_phrase
 
 
-def _data(r: httpx.Response, where: str, expr: str) -> Any:
+def _data(r: _Answer, where: str, expr: str, max_depth: int) -> Any:
     """Interpret a non-retryable answer: data on success, else the matching SourceError."""
     code = r.status_code
     if code in (401, 403):
@@ -308,7 +482,9 @@ def _data(r: httpx.Response, where: str, expr: str) -> Any:
     if code != 200:
         raise ServerError(f"{where} answered HTTP {code}: {_error_text(r)}; check --prometheus URL")
     try:
-        body = r.json()
+        body = loads(r.content, max_depth)
+    except JSONDepthError as exc:
+        raise MalformedResponse(f"{where} answered JSON {exc}; not a Prometheus answer") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise MalformedResponse(
             f"{where} did not answer JSON (starts {r.text[:60]!r}); is it a Prometheus API URL?"
@@ -316,7 +492,7 @@ def _data(r: httpx.Response, where: str, expr: str) -> Any:
     if not isinstance(body, dict) or "status" not in body:
         raise MalformedResponse(f"{where} answered JSON without `status`; not a Prometheus API?")
     if body["status"] != "success":
-        err = str(body.get("error") or "no error text")
+        err = str(body.get("error") or "no error text")[:300]
         if body.get("errorType") == "bad_data":
             raise BadQuery(f"the server rejected the query: {err} — query: {expr}", expr)
         raise ServerError(f"{where} reported an error ({body.get('errorType', '?')}): {err}")

@@ -5,7 +5,9 @@ One range query per (signal, exporter family present): the catalog's PromQL alre
 one. Returned series are mapped to instance identities (`identity.resolve`); several series of
 one identity merge with the signal's `combine`; where two families cover one identity, the
 higher-priority family wins. A signal that fails is reported missing with the reason; a server
-that cannot be reached (or refuses the credentials) stops the pull.
+that cannot be reached (or refuses the credentials), or a command deadline that ran out, stops
+the pull. `PullResult.errors` keeps the failures met, so that a pull where every query failed
+says why instead of "no data".
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ import numpy as np
 from infersight.exporters import DEFAULT_WINDOW, IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
 from infersight.signals import get_signal
-from infersight.sources.errors import AuthError, ServerUnreachable, SourceError
+from infersight.sources.errors import AuthError, DeadlineExceeded, ServerUnreachable, SourceError
 from infersight.sources.merge import first_family_wins, rows_by_identity
 from infersight.sources.plan import plan_signals
 from infersight.sources.prometheus import PrometheusClient, Series
 
 Progress = Callable[[int, int], None]
-_FATAL = (ServerUnreachable, AuthError)
+_FATAL = (ServerUnreachable, AuthError, DeadlineExceeded)
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class PullResult:
     missing: dict[str, str]  # signal -> why it has no data
     queries: int  # HTTP requests made, retries included
     per_signal_source: dict[str, str] = field(default_factory=dict)  # signal -> family(ies)
+    errors: tuple[str, ...] = ()  # the distinct query failures met, in the order first met
+    attempted: int = 0  # range queries sent (one per signal and family present)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,7 +51,14 @@ class PullResult:
             "missing": dict(self.missing),
             "queries": self.queries,
             "per_signal_source": dict(self.per_signal_source),
+            "errors": list(self.errors),
+            "attempted": self.attempted,
         }
+
+    @property
+    def all_failed(self) -> bool:
+        """Every query sent failed: the missing data says nothing about the window."""
+        return self.attempted > 0 and not self.frame.signals and bool(self.errors)
 
 
 def on_grid(s: Series, start: float, step: float, n: int) -> FloatArray:
@@ -122,7 +133,12 @@ async def apull(
                     + ")"
                 )
         frame = MetricFrame(g_start, step, n, series)
-        return PullResult(frame, missing, client.requests - before, sources)
+        failed = tuple(
+            dict.fromkeys(str(r) for r in results.values() if isinstance(r, SourceError))
+        )
+        return PullResult(
+            frame, missing, client.requests - before, sources, failed, attempted=len(jobs)
+        )
 
 
 def _merge_families(
