@@ -22,6 +22,8 @@ HISTORY_H = 25.0  # a day and an hour before the window: yesterday's baseline ex
 HOURS = 3.0
 
 Step = Callable[[str], None]
+BUNDLE_NAME = "demo-0217.tar.gz"
+HTML_NAME = "demo-0217.html"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,19 @@ class DemoResult:
     diagnosis: Diagnosis
     windows: dict[str, MetricFrame]
     truth_roots: tuple[str, ...]
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Before simulating: the folder exists (it is made if missing) and takes new files, and
+    the two outputs in it are absent or replaceable (`safe_write.OutputError` /
+    `BundleError` saying why not)."""
+    from infersight.bundle import check_target
+    from infersight.safe_write import check_folder
+    from infersight.safe_write import check_target as check_file
+
+    check_folder(out_dir, create=True)
+    check_target(out_dir / BUNDLE_NAME, overwrite=True)
+    check_file(out_dir / HTML_NAME)
 
 
 def run_demo(
@@ -43,14 +58,14 @@ def run_demo(
     from infersight.report import write_report
 
     say = step or (lambda _msg: None)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out_dir)
     say(f"simulating {INSTANCES} GPU nodes, a day of history and the 02:17 incident (seed {seed})")
     res = simulate(SCENARIO, HOURS, INSTANCES, seed, history_h=HISTORY_H)
     say(f"exposing it as {dialect} + dcgm-exporter + node_exporter + redis_exporter + Milvus")
-    bundle = write_sim_bundle(res, out_dir / "demo-0217.tar.gz", dialect, overwrite=True)
+    bundle = write_sim_bundle(res, out_dir / BUNDLE_NAME, dialect, overwrite=True)
     say(f"scene frozen: {bundle}")
     windows = dict(read_bundle(bundle).windows)
     say("diagnosing: scope, then access → service → inference → dependency → infrastructure")
     diagnosis = diagnose(windows, source={"kind": "demo", "scenario": SCENARIO, "seed": str(seed)})
-    html = write_report(diagnosis, out_dir / "demo-0217.html", "html", windows)
+    html = write_report(diagnosis, out_dir / HTML_NAME, "html", windows)
     return DemoResult(bundle, html, diagnosis, windows, res.truth.roots)

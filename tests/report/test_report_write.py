@@ -35,11 +35,22 @@ def test_unknown_format_writes_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(src: str, dst: str) -> None:
+@pytest.mark.parametrize("existing", [False, True])
+def test_failed_write_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    target = tmp_path / "r.json"
+    if existing:
+        target.write_text("old")
+
+    def boom(*_: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("infersight.report.write.os.replace", boom)
+    # the disk fills while the report is flushed (new file), or at the rename (old one there)
+    monkeypatch.setattr("os.replace" if existing else "os.fsync", boom)
     with pytest.raises(OSError, match="disk full"):
-        write_report(incident(), tmp_path / "r.json", "json")
-    assert list(tmp_path.iterdir()) == []
+        write_report(incident(), target, "json")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == ([target] if existing else [])
+    if existing:
+        assert target.read_text() == "old"

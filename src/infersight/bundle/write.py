@@ -1,16 +1,15 @@
 """Write an evidence bundle atomically, as a .tar.gz or as a directory of the same layout.
 
 Everything is built under a temporary name in the target's own directory, flushed to disk, and
-only then renamed into place, so a crash or an error leaves either the old target or nothing.
+only then renamed into place (`safe_write`), so a crash, an error or SIGTERM leaves either the
+old target or nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tarfile
-import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,15 @@ from infersight.bundle.manifest import (
 )
 from infersight.bundle.table import frame_to_parquet
 from infersight.frame import MetricFrame
+from infersight.safe_write import (
+    OutputError,
+    check_folder,
+    existing,
+    install,
+    open_atomic,
+    temp_folder,
+)
+from infersight.safe_write import check_target as safe_check_target
 
 #: Reason recorded in `missing` for a signal whose series hold no value in any window.
 NO_SAMPLES = "no samples in any window"
@@ -93,31 +101,15 @@ def _manifest(
         raise fail(where, f"cannot be written: {loc}: {first['msg']}") from None
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_tar(target: Path, files: Mapping[str, bytes], mtime: float) -> Path:
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            with tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar:
-                for member, data in files.items():
-                    info = tarfile.TarInfo(member)
-                    info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
-                    tar.addfile(info, _Reader(data))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
+def _write_tar(target: Path, files: Mapping[str, bytes], mtime: float, overwrite: bool) -> None:
+    with (
+        open_atomic(target, binary=True, overwrite=overwrite, kind="any") as f,
+        tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar,
+    ):
+        for member, data in files.items():
+            info = tarfile.TarInfo(member)
+            info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
+            tar.addfile(info, _Reader(data))
 
 
 class _Reader:
@@ -133,34 +125,29 @@ class _Reader:
         return chunk
 
 
-def _write_dir(target: Path, files: Mapping[str, bytes]) -> Path:
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_dir(target: Path, files: Mapping[str, bytes], overwrite: bool) -> None:
+    with temp_folder(target) as tmp:
         folders = {tmp}
         for member, data in files.items():
             path = tmp / member
             path.parent.mkdir(parents=True, exist_ok=True)
             folders.add(path.parent)
-            with open(path, "wb") as f:
+            with open(path, "xb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
         for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
             folder.chmod(0o755)
             _fsync_dir(folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
-
-
-def _remove(path: Path) -> None:
-    if not (path.exists() or path.is_symlink()):
-        return
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
+    install(tmp, target, overwrite)
 
 
 def _foreign_dir(path: Path) -> bool:
@@ -173,46 +160,15 @@ def _foreign_dir(path: Path) -> bool:
         return True
 
 
-def _install(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Rename tmp to target; with overwrite, the old target survives until the new one is in."""
-    exists = target.exists() or target.is_symlink()
-    if not exists:
-        if tmp.is_dir():
-            os.rename(tmp, target)
-        else:
-            try:
-                os.link(tmp, target)  # fails, rather than clobbers, if the target appeared since
-            except FileExistsError:
-                raise
-            except OSError:  # filesystems without hard links
-                os.rename(tmp, target)
-            else:
-                tmp.unlink()
-    elif not overwrite:
-        raise FileExistsError(target)
-    elif tmp.is_file() and target.is_file() and not target.is_symlink():
-        os.replace(tmp, target)
-    else:
-        backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
-        os.rename(target, backup / "old")
-        try:
-            os.rename(tmp, target)
-        except BaseException:
-            os.rename(backup / "old", target)
-            raise
-        finally:
-            shutil.rmtree(backup, ignore_errors=True)
-    _fsync_dir(target.parent)
-
-
 def check_target(path: str | os.PathLike[str], overwrite: bool = False) -> Path:
     """The bundle path if a bundle may be written there, else BundleError saying why.
 
-    Commands call it before long work (a pull), so a bad `-o` fails at once.
+    Commands call it before long work (a pull), so a bad `-o` fails at once. Only nothing, a
+    regular file or a bundle folder is ever replaced; a symlink, device or FIFO never is.
     """
     target = Path(path)
     where = target.name
-    if (target.exists() or target.is_symlink()) and not overwrite:
+    if existing(target) is not None and not overwrite:
         raise fail(where, "already exists; choose another name or overwrite it explicitly")
     if overwrite and _foreign_dir(target):
         raise fail(
@@ -222,6 +178,11 @@ def check_target(path: str | os.PathLike[str], overwrite: bool = False) -> Path:
         )
     if not target.parent.is_dir():
         raise fail(where, f"directory {target.parent} does not exist")
+    try:
+        check_folder(target.parent)
+        safe_check_target(target, "any", overwrite)
+    except OutputError as e:
+        raise fail(where, str(e)) from None
     return target
 
 
@@ -253,14 +214,11 @@ def write_bundle(
     files = {MANIFEST: manifest.to_json(), **members}
     try:
         if is_tarball(target):
-            tmp = _write_tar(target, files, manifest.created_at.timestamp())
+            _write_tar(target, files, manifest.created_at.timestamp(), overwrite)
         else:
-            tmp = _write_dir(target, files)
-        try:
-            _install(tmp, target, overwrite)
-        except BaseException:
-            _remove(tmp)
-            raise
+            _write_dir(target, files, overwrite)
+    except OutputError as e:
+        raise fail(where, str(e)) from None
     except FileExistsError:
         raise fail(
             where, "already exists; choose another name or overwrite it explicitly"

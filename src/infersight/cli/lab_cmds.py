@@ -82,9 +82,11 @@ def sim(
 
       infersight lab sim -s gpu_thermal_throttling -d triton -o hot.om   # then promtool backfill
     """
+    from infersight.bundle import BundleError
     from infersight.cli.common import progress_bar
     from infersight.lab.sim.outputs import run_cli
     from infersight.lab.sim.scenarios import UnknownScenarioError
+    from infersight.safe_write import OutputError
 
     with progress_bar(f"simulating {scenario}", enabled=not as_json) as update:
         try:
@@ -101,6 +103,8 @@ def sim(
             )
         except (UnknownScenarioError, ValueError, FileExistsError) as exc:
             fail(str(exc).strip("'\""), EXIT_USAGE)
+        except (OutputError, BundleError) as exc:
+            fail(str(exc), EXIT_USAGE)
     if as_json:
         print_json(summary)
         return
@@ -124,9 +128,15 @@ def demo(
     P99 climbs from a few hundred ms to seconds at 02:17. infersight freezes the scene into an
     evidence bundle, walks the layers, and names the root causes with the chain and evidence.
     """
-    from infersight.demo import run_demo
+    from infersight.bundle import BundleError
+    from infersight.demo import check_out_dir, run_demo
     from infersight.report import render_terminal
+    from infersight.safe_write import OutputError
 
+    try:
+        check_out_dir(out_dir)
+    except (OutputError, BundleError) as exc:
+        fail(f"--out-dir: {exc}", EXIT_USAGE)
     res = run_demo(out_dir, seed, dialect, step=lambda msg: err_console.print(f"[dim]· {msg}[/]"))
     render_terminal(res.diagnosis, console)
     console.print(

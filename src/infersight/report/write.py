@@ -1,10 +1,10 @@
-"""Write a report to a file atomically: a temporary file in the same folder, then os.replace."""
+"""Write a report to a file through `safe_write`: never over anything but a regular file, never
+half-written. A format is named, or inferred from the file's suffix (`format_for`)."""
 
 from __future__ import annotations
 
 import io
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -17,9 +17,22 @@ from infersight.report.html import render_html
 from infersight.report.json_report import render_json
 from infersight.report.markdown import render_markdown
 from infersight.report.terminal import render_terminal
+from infersight.safe_write import write_text
 
 Format = Literal["text", "markdown", "md", "json", "html"]
 FORMATS: tuple[str, ...] = ("text", "markdown", "md", "json", "html")
+#: what a file's suffix says its format is; any other suffix gets plain text
+SUFFIX_FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
+def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """The format to write `path` in: `fmt` when given (`terminal` meaning plain text), else
+    from the suffix (.json, .md/.markdown, .html/.htm), else plain text."""
+    if fmt == "terminal":
+        return "text"
+    if fmt is not None:
+        return fmt
+    return SUFFIX_FORMATS.get(Path(path).suffix.lower(), "text")
 
 
 def render_text(diagnosis: Diagnosis, width: int = 110) -> str:
@@ -30,7 +43,7 @@ def render_text(diagnosis: Diagnosis, width: int = 110) -> str:
 
 
 def render(diagnosis: Diagnosis, fmt: str, windows: Mapping[str, MetricFrame] | None = None) -> str:
-    if fmt == "text":
+    if fmt in ("text", "terminal"):
         return render_text(diagnosis)
     if fmt in ("markdown", "md"):
         return render_markdown(diagnosis)
@@ -47,18 +60,10 @@ def write_report(
     fmt: str,
     windows: Mapping[str, MetricFrame] | None = None,
 ) -> Path:
-    """Render and write; readers never see a half-written file. Returns the path written."""
+    """Render and write; readers never see a half-written file. Returns the path written.
+
+    Raises `safe_write.OutputError` for a target that is not a regular file (a symlink, device,
+    FIFO or folder) or a folder that takes no new file.
+    """
     text = render(diagnosis, fmt, windows)
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text(path, text)

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
+from infersight.safe_write import open_atomic
 from infersight.sources.promfloat import sample_float
 from infersight.sources.raw import Labels, RawSeries, RawStore
 
@@ -79,7 +79,7 @@ def families(
     return dict(sorted(grouped.items()))
 
 
-def _write(store: RawStore, f: TextIO, types: Mapping[str, str] | None) -> int:
+def _write(store: RawStore, f: IO[str], types: Mapping[str, str] | None) -> int:
     count = 0
     for (family, kind), members in families(store, types).items():
         f.write(f"# TYPE {family} {kind}\n")
@@ -98,19 +98,15 @@ def write_openmetrics(
     store: RawStore,
     out: TextIO | str | os.PathLike[str],
     types: Mapping[str, str] | None = None,
+    overwrite: bool = True,
 ) -> int:
     """Write every sample of `store` as timestamped OpenMetrics text; return the sample count.
 
-    A path is written atomically (temp name, then rename).
+    A path is written through `safe_write` (an unpredictable temporary made with O_EXCL, then
+    renamed; only over a regular file); `overwrite=False` refuses an existing one.
     """
     if not isinstance(out, str | os.PathLike):
         return _write(store, out, types)
-    path = Path(out)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            count = _write(store, f, types)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return count
+    families(store, types)  # a bad `types` is refused before any file is made
+    with open_atomic(out, overwrite=overwrite) as f:
+        return _write(store, f, types)

@@ -71,12 +71,31 @@ def write_sim_bundle(
 
 
 def write_sim_openmetrics(
-    res: SimResult, path: str | Path, dialect: str = "vllm", vector_db: str | None = None
+    res: SimResult,
+    path: str | Path,
+    dialect: str = "vllm",
+    vector_db: str | None = None,
+    overwrite: bool = True,
 ) -> int:
     """The run as timestamped OpenMetrics text (for `promtool tsdb create-blocks-from`)."""
     from infersight.sources.openmetrics_writer import write_openmetrics
 
-    return write_openmetrics(emit(res, dialect, vector_db), str(path))
+    return write_openmetrics(emit(res, dialect, vector_db), str(path), overwrite=overwrite)
+
+
+def check_out(target: Path, text: bool, overwrite: bool) -> None:
+    """Refuse an output path before simulating: an existing one without `overwrite`
+    (FileExistsError), a missing or read-only folder, or anything but a regular file or a bundle
+    (a device, FIFO, symlink or someone's folder: OutputError / BundleError)."""
+    from infersight.bundle import check_target
+    from infersight.safe_write import check_output, existing
+
+    if not overwrite and existing(target) is not None:
+        raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
+    if text:
+        check_output(target, "file", overwrite)
+    else:
+        check_target(target, overwrite)
 
 
 def run_cli(
@@ -102,11 +121,10 @@ def run_cli(
     text = target.suffix in OPENMETRICS_SUFFIXES
     if text and dialect == "canonical":
         raise ValueError("OpenMetrics output needs an exporter dialect (--dialect vllm, ...)")
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
+    check_out(target, text, overwrite)
     res = simulate(scenario, hours, instances, seed, progress=progress, history_h=history_h)
     if text:
-        samples = write_sim_openmetrics(res, target, dialect)
+        samples = write_sim_openmetrics(res, target, dialect, overwrite=overwrite)
         written = target
     else:
         written = write_sim_bundle(res, target, dialect, overwrite=overwrite)
