@@ -157,7 +157,10 @@ def from_normal(
         kind="normal",
         supports=wanted is None,
         statement=text,
-        window_start=ctx.frame.times[ctx.split(since)] if ctx.frame.n else ctx.frame.start,
+        # split() may point one past the last point (a window of one scrape): clamp it
+        window_start=ctx.frame.times[min(ctx.split(since), ctx.frame.n - 1)]
+        if ctx.frame.n
+        else ctx.frame.start,
         window_end=ctx.frame.end,
         baseline=pre,
         observed=post,
