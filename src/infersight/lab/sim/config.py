@@ -19,6 +19,7 @@ class FleetConfig:
     peak_hour: float = 14.0  # local hour of the daily peak
     noise: float = 0.06  # day-repeating wiggle (relative)
     jitter: float = 0.02  # fresh noise every step (relative)
+    arrival_noise: float = 1.0  # each instance's arrivals: sd over Poisson's √mean (1: Poisson)
     bursts_per_day: float = 6.0
     burst_size: float = 0.6  # relative extra traffic at a burst's peak
     retry_prob: float = 0.5  # share of failed requests a client retries once

@@ -27,6 +27,7 @@ from infersight.lab.sim.emitter import (
     uniform_table,
 )
 from infersight.lab.sim.infra import GC_YOUNGER_PER_OLDER
+from infersight.lab.sim.knobs import Exposure
 from infersight.lab.sim.latency import LEVELS, MASS
 from infersight.lab.sim.run import SimResult
 from infersight.sources.raw import RawStore
@@ -67,6 +68,14 @@ class _Node:
 
 
 PYTHON_VERSION = ("3", "12", "9")
+#: what prometheus_client's default collectors add to a Python engine's target
+PYTHON_RUNTIME = (
+    "python_info",
+    "python_gc_collections_total",
+    "process_start_time_seconds",
+    "process_resident_memory_bytes",
+    "process_cpu_seconds_total",
+)
 
 
 def _engine(store: RawStore, res: SimResult, v: _Node, job: str, port: int) -> Target:
@@ -209,23 +218,67 @@ VECTOR_DBS: dict[str, Callable[[RawStore, SimResult], None]] = {
 }
 DEFAULT_VECTOR_DB = {"vllm": "milvus", "tgi": "milvus", "triton": "qdrant", "native": "qdrant"}
 DIALECTS = tuple(ENGINES)
+HOSTS: dict[str, Callable[[RawStore, SimResult], None]] = {
+    "dcgm": hosts.dcgm,
+    "node": hosts.node_exporter,
+    "redis": hosts.redis,
+}
+#: the exporters around the engine that `Exposure.without` may leave undeployed: the hosts'
+#: exporters, the vector DB's own, and the Python runtime's collectors on the engine's target
+EXPORTERS = (*HOSTS, "vector_db", "python_runtime")
 
 
 class UnknownDialectError(ValueError):
     pass
 
 
-def emit(res: SimResult, dialect: str = "vllm", vector_db: str | None = None) -> RawStore:
-    """The run as raw exporter samples: engine dialect + dcgm + node + redis + a vector DB."""
+def emit(
+    res: SimResult,
+    dialect: str = "vllm",
+    vector_db: str | None = None,
+    exposure: Exposure | None = None,
+) -> RawStore:
+    """The run as raw exporter samples: engine dialect + dcgm + node + redis + a vector DB,
+    less the exporters `exposure` leaves out, scraped and relabelled as it says."""
     if dialect not in ENGINES:
         raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {list(ENGINES)}")
     vdb = vector_db or DEFAULT_VECTOR_DB[dialect]
     if vdb not in VECTOR_DBS:
         raise UnknownDialectError(f"unknown vector DB {vdb!r}; choose one of {list(VECTOR_DBS)}")
+    exp = exposure or Exposure()
+    unknown = set(exp.without) - set(EXPORTERS)
+    if unknown:
+        raise UnknownDialectError(
+            f"unknown exporter {sorted(unknown)[0]!r}; choose from {list(EXPORTERS)}"
+        )
     store = RawStore()
     ENGINES[dialect](store, res)
-    hosts.dcgm(store, res)
-    hosts.node_exporter(store, res)
-    hosts.redis(store, res)
-    VECTOR_DBS[vdb](store, res)
-    return store
+    for name, write in HOSTS.items():
+        if name not in exp.without:
+            write(store, res)
+    if "vector_db" not in exp.without:
+        VECTOR_DBS[vdb](store, res)
+    if exp.is_default:
+        return store
+    return relabel(store, res, exp)
+
+
+def relabel(store: RawStore, res: SimResult, exp: Exposure) -> RawStore:
+    """What reaches the monitoring system: samples on the scrape grid only, dropped and renamed
+    metric names applied (the Python runtime's names, when it is left out, dropped too)."""
+    step = res.frame.step
+    every = 1 if exp.scrape_s is None else round(exp.scrape_s / step)
+    if every < 1 or abs(every * step - (exp.scrape_s or step)) > 1e-6 * step:
+        raise ValueError(f"scrape interval {exp.scrape_s} s is not a multiple of the {step} s step")
+    drop = set(exp.drop_metrics)
+    if "python_runtime" in exp.without:
+        drop |= set(PYTHON_RUNTIME)
+    rename = dict(exp.rename_metrics)
+    t0 = float(res.times[0])
+    out = RawStore()
+    for s in store:
+        if s.name in drop:
+            continue
+        keep = np.rint((s.ts - t0) / step).astype(np.int64) % every == 0
+        out.add_many(rename.get(s.name, s.name), s.labels, s.ts[keep], s.values[keep])
+    return out

@@ -72,6 +72,7 @@ def run_model(
     started = -np.full(m, 7.0 * 86400.0) if machines is None else -machines.uptime_s
     # standard normal per step and instance: arrivals ~ Poisson(mean) ≈ mean + √mean·z
     z = np.zeros((n, m)) if noise_rng is None else noise_rng.standard_normal((n, m))
+    noise = cfg.arrival_noise
     rec = _Recorder(n, m)
     q = np.zeros(m)
     down_left = np.zeros(m)  # seconds until the process serves again (0 = up)
@@ -109,7 +110,7 @@ def run_model(
         offered = demand[t] * drv.traffic_mult[t] + retries / dt
         arrivals = offered * dt * weight / total_w if total_w > 0 else np.zeros(m)
         refused = np.where(up, 0.0, arrivals) + (offered * dt if total_w <= 0 else 0.0) / m
-        arrivals = np.where(up, np.maximum(arrivals + np.sqrt(arrivals) * z[t], 0.0), 0.0)
+        arrivals = np.where(up, np.maximum(arrivals + noise * np.sqrt(arrivals) * z[t], 0.0), 0.0)
 
         # -- per-request costs that do not depend on the rate ---------------------------------
         net = network(cfg, drv.loss[t], arrivals / dt)

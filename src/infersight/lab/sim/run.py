@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ from infersight.lab.sim.canonical import Tables, build_frame, node_names
 from infersight.lab.sim.config import FleetConfig
 from infersight.lab.sim.context import Ctx
 from infersight.lab.sim.drivers import FloatArray, apply_spread, default_drivers, draw_spread
+from infersight.lab.sim.knobs import Exposure, Variation
 from infersight.lab.sim.latency import e2e_table, make_draws, vector_table
 from infersight.lab.sim.model import Trace, run_model
 from infersight.lab.sim.scenarios import SCENARIOS, get_scenario
@@ -35,12 +36,17 @@ class SimResult:
     trace: Trace
     tables: Tables
     times: FloatArray
+    #: the knobs the run was made with (the suite's run: the defaults)
+    variation: Variation = field(default_factory=Variation)
 
-    def raw(self, dialect: str = "vllm", vector_db: str | None = None) -> RawStore:
-        """The same run as raw exporter samples in a dialect (see dialects.DIALECTS)."""
+    def raw(
+        self, dialect: str = "vllm", vector_db: str | None = None, exposure: Exposure | None = None
+    ) -> RawStore:
+        """The same run as raw exporter samples in a dialect (see dialects.DIALECTS), scraped
+        and relabelled as `exposure` says (default: every exporter, every step, real names)."""
         from infersight.lab.sim.dialects import emit
 
-        return emit(self, dialect, vector_db)
+        return emit(self, dialect, vector_db, exposure)
 
 
 def list_scenarios() -> list[dict[str, Any]]:
@@ -48,11 +54,13 @@ def list_scenarios() -> list[dict[str, Any]]:
     return [s.to_dict() for s in SCENARIOS.values()]
 
 
-def _default_start(anchor: float | None, hours: float, step: float) -> float:
+def _default_start(anchor: float | None, hours: float, step: float, at: float = 0.7) -> float:
+    """Midnight, or for an onset anchored at an hour of day: a start that puts that hour of the
+    second day at fraction `at` of the run."""
     if anchor is None:
         return BASE_START
     onset = BASE_START + DAY + anchor * 3600.0
-    start = onset - 0.7 * hours * 3600.0
+    start = onset - at * hours * 3600.0
     return float(np.floor(start / step) * step)
 
 
@@ -65,17 +73,31 @@ def simulate(
     start: float | None = None,
     progress: Progress | None = None,
     history_h: float = 0.0,
+    variation: Variation | None = None,
 ) -> SimResult:
     """Run the fleet through `scenario`; same arguments, same result.
 
     `history_h` prepends that many fault-free hours, so that a 1 h incident window has the
     same window a day earlier as a baseline (history_h=25) however the fault is placed.
+    `variation` scales the fault, moves its onset to night or day (the run's start moves so
+    the band lies inside it) or the noise; the default leaves the run as it was.
     """
     if hours <= 0 or instances < 1 or step <= 0 or history_h < 0:
         raise ValueError("hours and step must be positive, history_h >= 0, instances >= 1")
+    var = variation or Variation()
     sc = get_scenario(scenario)
     cfg = dataclasses.replace(FleetConfig(), **dict(sc.config))
-    t0 = _default_start(sc.anchor_hour, hours, step) if start is None else float(start)
+    if var.noise != 1.0:
+        cfg = dataclasses.replace(
+            cfg, jitter=cfg.jitter * var.noise, arrival_noise=cfg.arrival_noise * var.noise
+        )
+    band = var.band()
+    if start is not None:
+        t0 = float(start)
+    elif band is not None:
+        t0 = _default_start((band[0] + band[1]) / 2.0, hours, step, var.band_at)
+    else:
+        t0 = _default_start(sc.anchor_hour, hours, step)
     first = round(history_h * 3600.0 / step)
     t0 -= first * step
     n = first + int(hours * 3600.0 / step) + 1
@@ -86,7 +108,8 @@ def simulate(
     demand = fleet_demand(ts, instances, cfg, traffic_rng)
     drv = default_drivers(cfg, n, instances)
     nodes = node_names(instances)
-    effect = sc.fault(Ctx(cfg, drv, ts, step, fault_rng, nodes, first))
+    ctx = Ctx(cfg, drv, ts, step, fault_rng, nodes, first, var.magnitude, band, var.band_run_part)
+    effect = sc.fault(ctx)
     spread = draw_spread(cfg, instances, spread_rng)
     apply_spread(drv, spread)
     if progress:
@@ -114,4 +137,4 @@ def simulate(
         params={k: float(v) for k, v in effect.params.items()},
         seed=seed,
     )
-    return SimResult(frame, truth, cfg, trace, tables, ts)
+    return SimResult(frame, truth, cfg, trace, tables, ts, var)
