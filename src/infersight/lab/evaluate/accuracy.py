@@ -32,16 +32,17 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from infersight.diagnose.engine import diagnose
-from infersight.diagnose.kb import load_kb
+from infersight.diagnose.kb import KnowledgeBase, load_kb
 from infersight.lab.evaluate.scenario_windows import (
     alert_time,
     fault_not_shown,
     healthy_times,
     windows_at,
 )
-from infersight.lab.sim import list_scenarios, simulate
+from infersight.lab.sim import SimResult, list_scenarios, simulate
 from infersight.lab.sim.dialects import DIALECTS
 from infersight.lab.sim.scenarios import get_scenario
+from infersight.sources.raw import RawStore
 
 K = TypeVar("K", tuple[str, str], tuple[str, int])
 Progress = Callable[[str, float], None]
@@ -243,8 +244,24 @@ def _one(
     name: str, seed: int, ds: Sequence[str], instances: int, healthy_moments: int
 ) -> list[Case]:
     """Every dialect of one simulated (scenario, seed)."""
-    kb = load_kb()
     res = simulate(name, hours=26, instances=instances, seed=seed, step=60.0)
+    return score_run(res, ds, healthy_moments)
+
+
+def score_run(
+    res: SimResult,
+    ds: Sequence[str],
+    healthy_moments: int = 2,
+    kb: KnowledgeBase | None = None,
+    read: Callable[[str], RawStore] | None = None,
+    step: float | None = None,
+) -> list[Case]:
+    """Diagnose one simulated run through each dialect that can hold its cause, at the moment
+    an on-call alert would have it looked at (or at `healthy_moments` moments of a healthy
+    run): one Case each. `read(dialect)` is what a user's monitoring holds (default: every
+    exporter, every step); `step` the grid it is read on (default: the run's)."""
+    kb = kb or load_kb()
+    name, seed = res.truth.scenario, res.truth.seed
     ats = [alert_time(res)] if res.truth.roots else healthy_times(res, healthy_moments)
     scenario = get_scenario(name)
     not_shown = fault_not_shown(res, scenario.shows_as, ats[0], scenario.shows_for)
@@ -252,10 +269,10 @@ def _one(
     for d in ds:
         if not scenario.applies_to(d):
             continue
-        store = res.raw(d)
+        store = read(d) if read is not None else res.raw(d)
         for at in ats:
             t = time.perf_counter()
-            dx = diagnose(windows_at(res, d, at, store), kb=kb)
+            dx = diagnose(windows_at(res, d, at, store, step), kb=kb)
             missing: list[str] = []
             for root in res.truth.roots:
                 h, rule = dx.hypothesis(root), kb.get(root)

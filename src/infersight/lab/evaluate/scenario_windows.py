@@ -31,6 +31,17 @@ FALLBACK_AFTER_ONSET_S = 2700.0
 ALERT_FACTOR = 2.0
 ALERT_ERRORS = 0.05
 ALERT_POINTS = 3
+#: the pre-onset level the alert compares with: the median of this many points before it
+ALERT_BASE_POINTS = 120
+#: the step the suite's runs are simulated at. ALERT_POINTS, ALERT_BASE_POINTS and a
+#: scenario's `shows_for` count readings at this step; a run at another step holds them for
+#: as long (3 readings at 60 s are 12 at 15 s), so a finer run does not alert sooner
+SUITE_STEP_S = 60.0
+
+
+def readings(res: SimResult, points: int) -> int:
+    """`points` readings at the suite's step, as readings of this run (at least one)."""
+    return max(1, round(points * SUITE_STEP_S / res.frame.step))
 
 
 @cache
@@ -67,7 +78,7 @@ def _firing(res: SimResult, k: int) -> np.ndarray:
         p99 = _rows(res, "service.e2e_latency_p99")
         if p99 is not None and k > 0:
             worst = np.nanmax(p99, axis=0)
-            base = float(np.nanmedian(worst[max(0, k - 120) : k]))
+            base = float(np.nanmedian(worst[max(0, k - readings(res, ALERT_BASE_POINTS)) : k]))
             if np.isfinite(base):
                 fire |= worst > ALERT_FACTOR * base
         err = _rows(res, "service.error_ratio")
@@ -100,7 +111,7 @@ def alert_time(res: SimResult) -> float:
         return float(t[0] + 14 * HOUR)
     k = int(np.searchsorted(t, onset))
     fire = _firing(res, k)
-    run = _held(fire, ALERT_POINTS) | _down(res)
+    run = _held(fire, readings(res, ALERT_POINTS)) | _down(res)
     run[:k] = False
     hits = np.flatnonzero(run)
     alert = float(t[hits[0]]) if hits.size else float(onset + FALLBACK_AFTER_ONSET_S)
@@ -110,9 +121,9 @@ def alert_time(res: SimResult) -> float:
 def fault_not_shown(res: SimResult, shows_as: tuple[str, ...], until: float, held: int = 1) -> str:
     """Why the draw holds no trace of its fault by the diagnosis at `until` ("" when it does,
     or when the scenario names no signal for it): none of `shows_as` is above zero for `held`
-    readings in a row on any instance between the onset and `until`, in the simulator's own
-    frame (what happened, not what an exporter shows). A fault that begins to bite after the
-    diagnosis is not one the diagnosis could see."""
+    readings in a row (at the suite's step) on any instance between the onset and `until`, in
+    the simulator's own frame (what happened, not what an exporter shows). A fault that begins
+    to bite after the diagnosis is not one the diagnosis could see."""
     onset = res.truth.onset
     if not shows_as or onset is None:
         return ""
@@ -124,7 +135,7 @@ def fault_not_shown(res: SimResult, shows_as: tuple[str, ...], until: float, hel
             return ""  # the simulator did not record it: nothing to say the draw lacks it
         with np.errstate(invalid="ignore"):
             on = rows[:, k0:k1] > 0
-        if np.any(_held(on, held)):
+        if np.any(_held(on, readings(res, held))):
             return ""
     run = f" for {held} readings in a row" if held > 1 else ""
     return (
@@ -141,11 +152,16 @@ def healthy_times(res: SimResult, count: int = 4) -> list[float]:
 
 
 def windows_at(
-    res: SimResult, dialect: str, at: float, store: RawStore | None = None
+    res: SimResult,
+    dialect: str,
+    at: float,
+    store: RawStore | None = None,
+    step: float | None = None,
 ) -> dict[str, MetricFrame]:
-    """incident (3 h up to `at`) and the baselines the run holds, through `dialect`."""
+    """incident (3 h up to `at`) and the baselines the run holds, through `dialect`, on a grid
+    of `step` seconds (default: the run's; a coarser scrape's interval when it was scraped so)."""
     store = store if store is not None else res.raw(dialect)
-    t0, step = float(res.times[0]), res.frame.step
+    t0, step = float(res.times[0]), step or res.frame.step
     start = max(t0, at - WINDOW_S)
     out = {"incident": canonical_frame(store, _catalog(), start, at, step).frame}
     for name, lag in (("baseline-1h", HOUR), ("baseline-1d", 24 * HOUR)):
