@@ -69,3 +69,29 @@ def test_bad_definitions_are_refused() -> None:
         _parse({"access": {"service.x": {"unit": "s", "bad": "up", "combine": "max"}}})
     with pytest.raises(ValueError, match="unit"):
         _parse({"access": {"access.x": {"unit": "ms", "bad": "up", "combine": "max"}}})
+
+
+def test_every_request_latency_says_who_timed_it() -> None:
+    from infersight.signals import measured_at
+
+    for s in all_signals().values():
+        if s.unit == "s" and s.name.endswith(("_p99", "_p50", "_avg")) and "disk" not in s.name:
+            assert s.measured_at is not None, s.name
+    # the gateway times its upstream as a client; an engine times requests as a server
+    assert measured_at("access.upstream_latency_p99") == "client"
+    assert measured_at("service.e2e_latency_p99") == "server"
+
+
+def test_detection_defaults_come_from_the_catalog() -> None:
+    from infersight.detect.config import DEFAULT_LOAD_SIGNALS, DEFAULT_USER_FACING
+
+    assert DEFAULT_USER_FACING[0] == "service.e2e_latency_p99"
+    assert "inference.gpu_util" in DEFAULT_LOAD_SIGNALS
+    assert all_signals()["infra.tcp_retrans_ratio"].abs_floor == 0.003
+
+
+def test_an_unknown_field_is_refused() -> None:
+    spec = {"unit": "s", "bad": "up", "combine": "max", "description": "", "seed": "1"}
+    raw = {"service": {"service.x": {**spec, "mesured_at": "client"}}}
+    with pytest.raises(ValueError, match="unknown field"):
+        _parse(raw)

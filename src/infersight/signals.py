@@ -33,10 +33,15 @@ class Layer(StrEnum):
 Unit = Literal["s", "ratio", "bytes", "celsius", "MHz", "W", "count", "per_s", "cores", "code"]
 Direction = Literal["up", "down", "both"]
 Combine = Literal["sum", "mean", "max", "min"]
+MeasuredAt = Literal["client", "server"]
 
 _UNITS = set(Unit.__args__)  # type: ignore[attr-defined]
 _DIRECTIONS = set(Direction.__args__)  # type: ignore[attr-defined]
 _COMBINES = set(Combine.__args__)  # type: ignore[attr-defined]
+_FIELDS = {
+    "unit", "bad", "combine", "description", "seed",
+    "measured_at", "abs_floor", "trend", "load", "user_facing",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,13 @@ class Signal:
     combine: Combine
     description: str
     seed: str
+    #: who timed a latency: a client sees time lost before the server got the request
+    measured_at: MeasuredAt | None = None
+    #: the smallest change worth a look, where the unit's floor does not fit
+    abs_floor: float | None = None
+    trend: bool = False  # leaks slowly: worth a slope and a time to exhaustion
+    load: bool = False  # follows demand: a change counts only when it lasts
+    user_facing: int | None = None  # what users feel, in the order seed §2.3 reads it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +70,7 @@ class Signal:
             "combine": self.combine,
             "description": self.description,
             "seed": self.seed,
+            "measured_at": self.measured_at,
         }
 
 
@@ -79,6 +92,11 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                     raise ValueError(
                         f"signal {name!r}: {field}={spec.get(field)!r} not in {sorted(allowed)}"
                     )
+            unknown = set(spec) - _FIELDS
+            if unknown:
+                raise ValueError(f"signal {name!r}: unknown field(s) {sorted(unknown)}")
+            if spec.get("measured_at") not in (None, "client", "server"):
+                raise ValueError(f"signal {name!r}: measured_at must be client or server")
             signals[name] = Signal(
                 name=name,
                 layer=layer,
@@ -87,6 +105,11 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 combine=spec["combine"],
                 description=str(spec["description"]),
                 seed=str(spec["seed"]),
+                measured_at=spec.get("measured_at"),
+                abs_floor=None if spec.get("abs_floor") is None else float(spec["abs_floor"]),
+                trend=bool(spec.get("trend", False)),
+                load=bool(spec.get("load", False)),
+                user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
             )
     return signals
 
@@ -103,6 +126,11 @@ def get_signal(name: str) -> Signal:
         return all_signals()[name]
     except KeyError:
         raise UnknownSignalError(name) from None
+
+
+def measured_at(name: str) -> MeasuredAt | None:
+    """client | server for a latency signal (who timed it), None for the rest."""
+    return get_signal(name).measured_at
 
 
 def signals_in(layer: Layer) -> list[Signal]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from infersight.signals import all_signals
+
 #: Absolute change a deviation must exceed, per unit. Chosen so that a change smaller than this
 #: is not worth a human's attention whatever the statistics say.
 DEFAULT_ABS_FLOORS: dict[str, float] = {
@@ -34,31 +36,20 @@ DEFAULT_UNIT_REL_FLOORS: dict[str, float] = {
     "code": 0.0,
 }
 
-#: Per-signal overrides of the unit floor: rare-but-serious ratios and event counters.
-DEFAULT_SIGNAL_ABS_FLOORS: dict[str, float] = {
-    "service.error_ratio": 0.01,
-    "access.5xx_ratio": 0.01,
-    "access.upstream_5xx_ratio": 0.01,
-    "infra.tcp_retrans_ratio": 0.003,
-    "service.gc_pause_ratio": 0.02,
-    "infra.swap_used_ratio": 0.02,
-    "infra.gpu_throttle": 0.5,
-    "infra.target_up": 0.5,
-    "infra.gpu_ecc_dbe": 1.0,
-    "infra.oom_kills": 1.0,
-    "service.restarts": 1.0,
-    "inference.gpu_processes": 1.0,
-}
+#: The least scale of a band as a share of the level, per unit, where `mad_floor_rel` (5%)
+#: would make the z test ask for more than the unit's own floor. An SM clock under load holds
+#: within a few per cent of its boost level, and throttling pulls it 10–40% lower (seed §4.2):
+#: with a 5% floor a steady clock needed a 20% drop to reach z 4 (an 18% drop read z 3.7);
+#: 2.5% lets the unit's 10% floor decide. Temperature and power follow the load by tens of
+#: per cent over a day and keep the general floor.
+DEFAULT_UNIT_SCALE_FLOORS: dict[str, float] = {"MHz": 0.025}
 
-#: Signals that leak slowly and are worth a trend (slope, time to exhaustion).
-DEFAULT_TREND_SIGNALS: tuple[str, ...] = (
-    "inference.gpu_mem_used_ratio",
-    "inference.gpu_mem_used_bytes",
-    "service.process_rss",
-    "dependency.cache_mem_ratio",
-    "infra.mem_available_ratio",
-    "infra.swap_used_ratio",
-)
+#: Per-signal facts live in catalog/signals.yaml (`abs_floor`, `trend`, `load`, `user_facing`):
+#: these are the defaults they give.
+DEFAULT_SIGNAL_ABS_FLOORS: dict[str, float] = {
+    s.name: s.abs_floor for s in all_signals().values() if s.abs_floor is not None
+}
+DEFAULT_TREND_SIGNALS: tuple[str, ...] = tuple(s.name for s in all_signals().values() if s.trend)
 
 #: Minimum change over the fitted span for a trend to be worth reporting, per unit.
 DEFAULT_TREND_FLOORS: dict[str, float] = {
@@ -66,35 +57,11 @@ DEFAULT_TREND_FLOORS: dict[str, float] = {
     "bytes": 32 * 2**20,
 }
 
-#: Signals that follow demand: they swing with every traffic burst (a push notification, a
-#: campaign), so a change counts only when it lasts `load_min_duration_s`.
-DEFAULT_LOAD_SIGNALS: tuple[str, ...] = (
-    "access.request_rate",
-    "service.request_rate",
-    "service.process_cpu",
-    "inference.batch_size",
-    "inference.running_requests",
-    "inference.generation_tokens_rate",
-    "inference.gpu_util",
-    "inference.tensor_active",
-    "infra.gpu_power_w",
-    "infra.cpu_util",
-    "infra.nic_drops",
-    "dependency.cache_evictions",
-    "dependency.singleflight_joins_rate",
-)
-
-#: What the user sees (seed §2.3 step 1 reads these first).
-DEFAULT_USER_FACING: tuple[str, ...] = (
-    "service.e2e_latency_p99",
-    "service.e2e_latency_p50",
-    "service.e2e_latency_avg",
-    "service.error_ratio",
-    "service.ttft_p99",
-    "access.request_latency_p99",
-    "access.upstream_latency_p99",
-    "access.5xx_ratio",
-    "access.upstream_5xx_ratio",
+DEFAULT_LOAD_SIGNALS: tuple[str, ...] = tuple(s.name for s in all_signals().values() if s.load)
+DEFAULT_USER_FACING: tuple[str, ...] = tuple(
+    s.name
+    for s in sorted(all_signals().values(), key=lambda s: s.user_facing or 0)
+    if s.user_facing is not None
 )
 
 
@@ -122,6 +89,10 @@ class DetectConfig(BaseModel):
     z_threshold: float = Field(4.0, gt=0, description="Minimum robust z (deviation / scale).")
     mad_floor_rel: float = Field(
         0.05, ge=0, description="Scale is at least this fraction of |baseline| (flat lines)."
+    )
+    unit_scale_floors: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_UNIT_SCALE_FLOORS),
+        description="mad_floor_rel per unit where a steady series is steadier than 5%.",
     )
     mad_floor_abs: float = Field(
         0.25, ge=0, description="Scale is at least this fraction of the absolute floor."
@@ -230,3 +201,8 @@ class DetectConfig(BaseModel):
 
     def rel_floor_for(self, unit: str | None) -> float:
         return self.unit_rel_floors.get(unit or "", self.rel_floor)
+
+    def scale_floor_rel(self, unit: str | None) -> float:
+        """The least scale of a band, as a share of its level (`unit_scale_floors`, else
+        `mad_floor_rel`)."""
+        return self.unit_scale_floors.get(unit or "", self.mad_floor_rel)
