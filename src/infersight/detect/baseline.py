@@ -126,7 +126,12 @@ def _blocks(a: FloatArray, b: int, h: int, nb: int, dtype: type = np.float64) ->
 
 
 def band(
-    x: FloatArray, refs: list[Reference], abs_floor: float, n_pre: int, cfg: DetectConfig
+    x: FloatArray,
+    refs: list[Reference],
+    abs_floor: float,
+    n_pre: int,
+    cfg: DetectConfig,
+    unit: str | None = None,
 ) -> Band:
     """The robust band of every point of x (rows × n) from its references."""
     rows, n = x.shape
@@ -153,7 +158,7 @@ def band(
         s_f = np.fmax(MAD_TO_SIGMA * nanmad(pre, c_f), diff_noise(pre))
         center = np.where(fallback, c_f[:, None], center)
         scale = np.where(fallback, s_f[:, None], scale)
-    floor = np.maximum(cfg.mad_floor_rel * np.abs(center), cfg.mad_floor_abs * abs_floor)
+    floor = np.maximum(cfg.scale_floor_rel(unit) * np.abs(center), cfg.mad_floor_abs * abs_floor)
     scale = np.fmax(np.fmax(scale, floor), 1e-12)
     return Band(center, scale, fallback)
 

@@ -146,7 +146,7 @@ def detect_fleet(
         med, mad = median_mad_sorted(gs, count)
         typical = float(nanmedian(mad[None, :])[0]) if n else 0.0
         scale = np.fmax(MAD_TO_SIGMA * mad, MAD_TO_SIGMA * typical)
-        floor = np.maximum(cfg.mad_floor_rel * np.abs(med), cfg.mad_floor_abs * abs_floor)
+        floor = np.maximum(cfg.scale_floor_rel(unit) * np.abs(med), cfg.mad_floor_abs * abs_floor)
         scale = np.fmax(np.fmax(scale, floor), 1e-12)
         delta = g - med[None, :]
         d = delta if bad == "up" else -delta if bad == "down" else np.abs(delta)
