@@ -32,6 +32,7 @@ from infersight.detect.scope import (
     summarize_signal,
     triage,
 )
+from infersight.detect.slow_climb import slow_climbs
 from infersight.detect.trend import Trend, detect_trends
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
@@ -273,7 +274,7 @@ def detect(
         abs_floor = cfg.abs_floor(signal, meta.unit)
         rel_floor = cfg.rel_floor_for(meta.unit)
         refs = references(signal, s.instances, x, full, baselines, cfg)
-        bd = band(x, refs, abs_floor, n_pre, cfg)
+        bd = band(x, refs, abs_floor, n_pre, cfg, meta.unit)
         fallback_series += int(np.count_nonzero(bd.fallback.mean(axis=1) > 0.5))
         sustain = cfg.sustain_for(signal, inc.step)
         dev = deviation(x, bd, meta.bad, abs_floor, rel_floor, cfg, sustain)
@@ -293,6 +294,12 @@ def detect(
                 signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, yest, cfg,
                 capacity if meta.unit == "bytes" else None,
             )  # fmt: skip
+            seen = {x_.instance for x_ in tr}
+            climbs = slow_climbs(
+                signal, meta.layer, meta.unit, meta.bad, s.instances, x, baselines,
+                inc.end, cfg, capacity if meta.unit == "bytes" else None,
+            )  # fmt: skip
+            tr += [c for c in climbs if c.instance not in seen]
             trends.extend(tr)
             anomalies.extend(_trend_anomaly(x_, inc.step) for x_ in tr)
         if signal in cfg.user_facing:

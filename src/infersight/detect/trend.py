@@ -11,6 +11,7 @@ same shape the series had yesterday at the same level (a diurnal ramp is not a l
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,22 @@ class Trend:
         }
 
 
+def capacity_for(
+    unit: str | None,
+    bad: str,
+    inst: str,
+    signal: str,
+    capacity: Mapping[str, float] | None,
+    cfg: DetectConfig,
+) -> float | None:
+    """What the signal runs out at: a ratio at 1 (or 0), bytes at the instance's capacity."""
+    if unit == "ratio":
+        return 1.0 if bad == "up" else 0.0
+    if capacity is not None and inst in capacity:
+        return capacity[inst]
+    return cfg.capacities.get(signal)
+
+
 def detect_trends(
     signal: str,
     layer: str,
@@ -173,13 +190,7 @@ def detect_trends(
     for r in np.flatnonzero(ok):
         inst = instances[r]
         slope, level = float(fit.slope[r]), float(fit.level_end[r])
-        cap: float | None = None
-        if unit == "ratio":
-            cap = 1.0 if bad == "up" else 0.0
-        elif capacity is not None and inst in capacity:
-            cap = capacity[inst]
-        elif signal in cfg.capacities:
-            cap = cfg.capacities[signal]
+        cap = capacity_for(unit, bad, inst, signal, capacity, cfg)
         tte: float | None = None
         at: float | None = None
         if cap is not None and slope != 0:
