@@ -26,6 +26,10 @@ from infersight.yamltext import parse_yaml
 #: Labels that identify a machine or pod, in the order identity.resolve prefers them.
 IDENTITY_LABELS: tuple[str, ...] = ("node", "hostname", "Hostname", "instance", "pod")
 DEFAULT_WINDOW = "5m"
+#: Names every Prometheus client library exports for any process (and the server's own `up`):
+#: a family's mapping may read them, but finding one reveals no family.
+GENERIC_METRIC_PREFIXES: tuple[str, ...] = ("process_", "go_", "python_")
+GENERIC_METRIC_NAMES: frozenset[str] = frozenset({"up"})
 
 
 class CatalogError(ValueError):
@@ -148,7 +152,30 @@ class Catalog:
         return sorted(self.families.values(), key=lambda f: (f.priority, f.name))
 
     def detect(self, available: set[str]) -> list[Family]:
-        return [f for f in self.ordered() if f.present_in(available)]
+        """Families present: by a marker name, or by any metric of their mappings that no
+        other family's mappings read (relabelling often drops a marker counter and keeps the
+        histograms); generic client-library names prove nothing."""
+        own = self._own_metrics()
+        return [f for f in self.ordered() if f.present_in(available) or own[f.name] & available]
+
+    def _own_metrics(self) -> dict[str, frozenset[str]]:
+        used: dict[str, set[str]] = {}
+        for f in self.families.values():
+            for alts in f.mappings.values():
+                for alt in alts:
+                    for m in alt.metrics:
+                        used.setdefault(m, set()).add(f.name)
+            for m in f.detect:
+                used.setdefault(m, set()).add(f.name)
+        return {
+            name: frozenset(
+                m for alts in f.mappings.values() for alt in alts for m in alt.metrics
+                if used[m] == {name}
+                and m not in GENERIC_METRIC_NAMES
+                and not m.startswith(GENERIC_METRIC_PREFIXES)
+            )
+            for name, f in self.families.items()
+        }  # fmt: skip
 
     def signals_of(self, family: str) -> list[str]:
         return self.families[family].signals
