@@ -9,7 +9,15 @@ import typer
 from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_FINDINGS, EXIT_USAGE, console, fail, print_json
+from infersight.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    cannot_judge,
+    console,
+    fail,
+    markup_safe,
+    print_json,
+)
 from infersight.cli.connection import (
     BasicOpt,
     BearerOpt,
@@ -51,26 +59,56 @@ def detect(
 ) -> None:
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
-    Exit status 1 when anomalies are found, 0 when none.
+    Exit status 1 when anomalies are found, 0 when none, 3 when nothing could be read to judge
+    (no series, every query failed, only NaN).
 
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
+    from infersight.coverage import assess
     from infersight.detect import detect as run_detect
+    from infersight.report.view import coverage_note
 
     conn = _conn(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
     inputs = gather(bundle, conn, at, window, as_json, mappings)
+    cov = assess(inputs.windows, inputs.missing, inputs.at)
+    coverage = [c.__dict__ for c in cov.layers]
+    if not cov.judged:
+        if as_json:
+            print_json(
+                {
+                    "judged": False,
+                    "healthy": False,
+                    "reason": cov.reason,
+                    "coverage": coverage,
+                    "missing_signals": inputs.missing,
+                }
+            )
+        cannot_judge(cov.reason)
     result = run_detect(inputs.windows, at=inputs.at)
     if as_json:
-        print_json({**result.to_dict(), "missing_signals": inputs.missing})
+        print_json(
+            {
+                **result.to_dict(),
+                "judged": True,
+                "coverage": coverage,
+                "missing_signals": inputs.missing,
+            }
+        )
     else:
         scope = result.scope
         console.print(
-            f"[bold]scope[/]: {scope.requests} of the requests ({scope.requests_why}); "
-            f"{scope.timing} ({scope.timing_why}); {scope.instances} ({scope.instances_why})"
+            markup_safe(
+                f"scope: {scope.requests} of the requests ({scope.requests_why}); "
+                f"{scope.timing} ({scope.timing_why}); {scope.instances} ({scope.instances_why})"
+            ).replace("scope:", "[bold]scope[/]:", 1)
         )
+        note = coverage_note(cov.layers)
+        if note:
+            console.print(f"[yellow]{markup_safe(note)}[/]")
         if result.unavailable_baselines:
             console.print(
-                f"[yellow]baselines unavailable[/]: {', '.join(result.unavailable_baselines)}"
+                "[yellow]baselines unavailable[/]: "
+                + markup_safe(", ".join(result.unavailable_baselines))
             )
         table = Table(title=f"{len(result.anomalies)} anomalies (strongest first)")
         for col in ("signal", "instance", "kind", "onset", "baseline", "observed", "score"):
@@ -78,8 +116,8 @@ def detect(
         for a in result.anomalies[:limit]:
             unit = all_signals()[a.signal].unit if a.signal in all_signals() else ""
             table.add_row(
-                a.signal,
-                a.instance,
+                markup_safe(a.signal),
+                markup_safe(a.instance),
                 a.kind,
                 iso(a.onset)[11:16],
                 format_value(a.baseline, unit),
@@ -103,8 +141,14 @@ def diagnose(
         typer.Option("--rules", help="Folder of your own hypothesis files (*.yaml); repeatable."),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="terminal, md, json or html.")
-    ] = "terminal",
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="terminal, md, json or html. Default: terminal on stdout; with --out, from "
+            "the file's suffix (.md, .json, .html), plain text for any other.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the report here instead of stdout.")
     ] = None,
@@ -119,7 +163,8 @@ def diagnose(
 
     Walks the layers in order (access, service, inference, dependency, infrastructure), marks
     every hypothesis confirmed, refuted or inconclusive (naming the missing signals), and ranks
-    the root causes. Exit status 1 when a root cause is found, 0 when nothing is wrong.
+    the root causes. Exit status 1 when something is wrong, 0 when nothing is, 3 when nothing
+    could be read to judge (no series, every query failed, only NaN): "cannot judge" and why.
 
     Examples:
 
@@ -127,26 +172,51 @@ def diagnose(
 
       infersight diagnose -p http://prom:9090 --at 2026-12-02T02:30:00Z -f html -o report.html
     """
+    from infersight import coverage
+    from infersight.diagnose import KBError, load_kb
     from infersight.diagnose import diagnose as run_diagnose
-    from infersight.diagnose import load_kb
     from infersight.report import render_terminal, write_report
+    from infersight.report.write import format_for
+    from infersight.safe_write import OutputError, check_output
 
-    if fmt not in ("terminal", "md", "json", "html"):
+    if fmt is not None and fmt not in ("terminal", "md", "json", "html"):
         fail(f"--format {fmt!r}: choose terminal, md, json or html", EXIT_USAGE)
     if fmt == "html" and out is None:
         fail("--format html needs --out FILE.html", EXIT_USAGE)
+    if out is not None:
+        try:  # before the analysis: a bad --out must not cost a pull first
+            check_output(out)
+        except OutputError as exc:
+            fail(f"--out: {exc}", EXIT_USAGE)
+    fmt = format_for(out, fmt) if out is not None else fmt or "terminal"
+    try:
+        kb = load_kb(rules or [])
+    except KBError as exc:
+        fail(str(exc))
     conn = _conn(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
     inputs = gather(bundle, conn, at, window, fmt != "terminal" and out is None, mappings)
-    kb = load_kb(rules or [])
-    diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
+    cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
+    if cov.judged:
+        diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
+        diagnosis = coverage.apply(diagnosis, cov)
+    else:
+        diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
     if out is not None:
-        write_report(diagnosis, out, fmt, inputs.windows)
-        console.print(f"wrote {out}")
+        try:
+            write_report(diagnosis, out, fmt, inputs.windows)
+        except OutputError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"{out}: cannot be written ({exc.strerror or exc})")
+        console.print(f"wrote {markup_safe(out)}")
     elif fmt == "terminal":
-        render_terminal(diagnosis, console)
+        if diagnosis.judged:
+            render_terminal(diagnosis, console)
     else:
         from infersight.report import render_json, render_markdown
 
         print(render_json(diagnosis) if fmt == "json" else render_markdown(diagnosis))
+    if not diagnosis.judged:
+        cannot_judge(cov.reason)
     if not diagnosis.healthy:
         raise typer.Exit(EXIT_FINDINGS)

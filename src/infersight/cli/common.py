@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -19,18 +20,44 @@ err_console = Console(stderr=True)
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # findings, or a failure the user must look at
 EXIT_USAGE = 2
+EXIT_CANNOT_JUDGE = 3  # too little could be read to say whether anything is wrong
 
 
 class CommandError(Exception):
-    """A failure to report as one line; `code` is the exit status."""
+    """A failure to report as one line; `code` is the exit status.
+
+    `str()` is safe to print as rich markup (the CLI's error line is): what came from data is
+    escaped and control characters are shown, never sent; `message` is the plain text.
+    """
 
     def __init__(self, message: str, code: int = EXIT_FINDINGS) -> None:
         super().__init__(message)
+        self.message = message
         self.code = code
+
+    def __str__(self) -> str:
+        return markup_safe(self.message)
+
+
+def markup_safe(data: object) -> str:
+    """Text from data (a path, an instance name, an error) to embed in a rich markup string:
+    one line, control characters shown as \\xNN, `[` escaped."""
+    from infersight.report.textsafe import clean, for_markup
+
+    return for_markup(clean(data, one_line=True))
 
 
 def fail(message: str, code: int = EXIT_FINDINGS) -> NoReturn:
     raise CommandError(message, code)
+
+
+def cannot_judge(reason: str) -> NoReturn:
+    """Stop with the one line on stderr saying that nothing can be judged, and why (exit 3)."""
+    reason = reason.removeprefix("Cannot judge: ").rstrip(".")
+    err_console.print(
+        f"[yellow]cannot judge:[/] {markup_safe(reason)}", highlight=False, soft_wrap=True
+    )
+    raise typer.Exit(EXIT_CANNOT_JUDGE)
 
 
 def print_json(data: Any) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from infersight.cli.common import EXIT_USAGE, fail, progress_bar
+from infersight.cli.common import EXIT_USAGE, cannot_judge, fail, progress_bar
 from infersight.cli.connection import Connection
 from infersight.frame import MetricFrame
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
@@ -90,9 +90,12 @@ def gather(
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     if bundle is not None:
-        from infersight.bundle import read_bundle
+        from infersight.bundle import BundleError, read_bundle
 
-        b = read_bundle(bundle)
+        try:
+            b = read_bundle(bundle)
+        except BundleError as exc:
+            fail(str(exc))
         frame = b.frame
         if at_s is not None and not frame.start <= at_s <= frame.end + frame.step:
             fail(
@@ -103,11 +106,17 @@ def gather(
         return Inputs(dict(b.windows), dict(b.manifest.source), dict(b.missing), at_s)
     assert conn is not None
     from infersight.exporters import load_catalog
+    from infersight.sources.errors import SourceError
 
     client, catalog = conn.client(), load_catalog(mappings or [])
     end = at_s if at_s is not None else parse_time("now")
     check_grid(length, 15.0, end)
-    pulled = pull_windows(client, catalog, end, length, 15.0, DEFAULT_BASELINES, quiet)
+    try:
+        pulled = pull_windows(client, catalog, end, length, 15.0, DEFAULT_BASELINES, quiet)
+    except SourceError as exc:
+        if exc.retryable:  # unreachable, timed out, failing: no data, so no verdict either
+            cannot_judge(str(exc))
+        raise
     source = {"kind": "prometheus", "url": conn.url, "window": promql_duration(length)}
     return Inputs(pulled.windows, source, pulled.missing, at_s)
 

@@ -9,7 +9,14 @@ import typer
 from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt
-from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json
+from infersight.cli.common import (
+    EXIT_USAGE,
+    console,
+    err_console,
+    fail,
+    markup_safe,
+    print_json,
+)
 
 app = typer.Typer(
     help="A simulated AI inference fleet: scenarios with known root causes.",
@@ -110,7 +117,8 @@ def sim(
         return
     truth = summary["truth"]
     console.print(
-        f"wrote [bold]{summary['out']}[/]: {scenario}, {instances} instances, seed {seed}, "
+        f"wrote [bold]{markup_safe(summary['out'])}[/]: {markup_safe(scenario)}, "
+        f"{instances} instances, seed {seed}, "
         f"{summary['samples']:,} samples; roots: {', '.join(truth['roots']) or 'none (healthy)'}"
     )
     err_console.print("the ground truth is in the bundle's truth.json artifact")
@@ -137,11 +145,14 @@ def demo(
         check_out_dir(out_dir)
     except (OutputError, BundleError) as exc:
         fail(f"--out-dir: {exc}", EXIT_USAGE)
-    res = run_demo(out_dir, seed, dialect, step=lambda msg: err_console.print(f"[dim]· {msg}[/]"))
+    res = run_demo(
+        out_dir, seed, dialect, step=lambda msg: err_console.print(f"[dim]· {markup_safe(msg)}[/]")
+    )
     render_terminal(res.diagnosis, console)
     console.print(
-        f"\nHTML report: [bold]{res.html}[/]   evidence bundle: [bold]{res.bundle}[/]\n"
+        f"\nHTML report: [bold]{markup_safe(res.html)}[/]   "
+        f"evidence bundle: [bold]{markup_safe(res.bundle)}[/]\n"
         f"The simulator's ground truth: {', '.join(res.truth_roots)}. Try next:\n"
-        f"  infersight diagnose {res.bundle} --format md\n"
+        f"  infersight diagnose {markup_safe(res.bundle)} --format md\n"
         f"  infersight lab scenarios"
     )

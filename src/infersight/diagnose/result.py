@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 3
-#: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`)
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+#: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
+#: `judged` nor `coverage`)
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -90,6 +91,17 @@ class UnexplainedChange:
 
 
 @dataclass(frozen=True)
+class LayerCoverage:
+    """How much of one layer could be read: the catalog's signals in it, those with at least
+    one finite reading in the incident window, and the instances those readings came from."""
+
+    layer: str
+    signals: int  # canonical signals the catalog has in this layer
+    readable: tuple[str, ...] = ()
+    instances: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     start: float
     end: float
@@ -104,6 +116,10 @@ class Diagnosis:
     missing_signals: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
     unchecked_causes: tuple[UncheckedCause, ...] = ()
+    #: False when too little was readable to judge (no series, every query failed, only NaN):
+    #: then `healthy` is False too and `summary` says why; never a silent all-clear
+    judged: bool = True
+    coverage: tuple[LayerCoverage, ...] = ()  # per layer, in the layers' order
     schema_version: int = SCHEMA_VERSION
 
     def hypothesis(self, hid: str) -> HypothesisResult | None:
@@ -118,7 +134,8 @@ class Diagnosis:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
         """The diagnosis from its JSON form; older documents are read as this version (no
-        unchecked causes in version 1, no undecided refutes before version 3)."""
+        unchecked causes in version 1, no undecided refutes before version 3; before version 4 a
+        diagnosis was taken as judged, its coverage unrecorded)."""
         if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
                 f"diagnosis schema version {data.get('schema_version')!r} is not one of "
@@ -156,5 +173,10 @@ class Diagnosis:
             unchecked_causes=tuple(
                 UncheckedCause(u["hypothesis"], tuple(u["would_explain"]), tuple(u["missing"]))
                 for u in data.get("unchecked_causes", [])
+            ),
+            judged=data.get("judged", True),
+            coverage=tuple(
+                LayerCoverage(c["layer"], c["signals"], tuple(c["readable"]), tuple(c["instances"]))
+                for c in data.get("coverage", [])
             ),
         )

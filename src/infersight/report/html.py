@@ -13,6 +13,7 @@ from infersight.frame import MetricFrame
 from infersight.report.html_style import CSS
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.svg import svg_plot
+from infersight.report.textsafe import clean
 from infersight.report.view import (
     ReportView,
     RootView,
@@ -25,7 +26,7 @@ from infersight.units import format_change, format_clock, format_confidence
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return escape(clean(text), quote=True)
 
 
 def _evidence_table(evidence: tuple[Evidence, ...]) -> str:
@@ -76,6 +77,19 @@ def _scope(v: ReportView) -> str:
             f"<th>Observed</th></tr>{rows}</table>"
         )
     return out + "</section>"
+
+
+def _coverage(v: ReportView) -> str:
+    if not v.coverage:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(layer)}</td><td>{_e(count)}</td><td>{_e(insts)}</td></tr>"
+        for layer, count, insts in v.coverage
+    )
+    return (
+        '<section id="coverage"><h2>Coverage per layer</h2><table><tr><th>Layer</th>'
+        f"<th>Signals with readings</th><th>Instances</th></tr>{rows}</table></section>"
+    )
 
 
 def _root(r: RootView) -> str:
@@ -161,21 +175,25 @@ def render_html(diagnosis: Diagnosis, windows: Mapping[str, MetricFrame] | None 
     """The report as one self-contained HTML document."""
     d = diagnosis
     v = build_view(d)
-    state = "healthy" if d.healthy else "incident"
+    state = "unjudged" if not d.judged else "healthy" if d.healthy else "incident"
     badge = (
-        "<span class='badge ok'>healthy</span>"
+        "<span class='badge warn'>cannot judge</span>"
+        if not d.judged
+        else "<span class='badge ok'>healthy</span>"
         if d.healthy
         else f"<span class='badge bad'>{len(v.roots)} root cause(s)</span>"
     )
+    note = f"<p class='missing'>{_e(v.coverage_note)}</p>" if v.coverage_note else ""
     summary = f"<p>{_e(d.summary)}</p>" if d.summary and d.summary != v.headline else ""
     source = ", ".join(f"{k}={val}" for k, val in d.source.items())
     body = [
         f"<header class='top {state}'><div class='brand'>infersight diagnosis {badge}</div>",
-        f"<h1>{_e(v.headline)}</h1>{summary}",
+        f"<h1>{_e(v.headline)}</h1>{note}{summary}",
         f"<div class='meta'>Window {_e(v.window)} · step {_e(f'{d.step:g}')} s"
         + (f" · source {_e(source)}" if source else "")
         + "</div></header>",
         _scope(v),
+        _coverage(v),
     ]
     if v.roots:
         body.append('<section id="roots"><h2>Root causes</h2>')

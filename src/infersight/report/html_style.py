@@ -13,6 +13,7 @@ header.top { background:var(--card); border:1px solid var(--line);
   border-left:6px solid var(--bad);
   border-radius:8px; padding:18px 22px; margin-bottom:20px; }
 header.top.healthy { border-left-color:var(--ok); }
+header.top.unjudged { border-left-color:var(--warn); }
 .brand { font-size:12px; letter-spacing:.08em; text-transform:uppercase; color:var(--muted); }
 h1 { font-size:22px; margin:4px 0 6px; }
 h2 { font-size:17px; margin:28px 0 10px; padding-bottom:4px;

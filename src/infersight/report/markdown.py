@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.report.textsafe import clean
 from infersight.report.view import ReportView, build_view, figures, not_ruled_out, refuting
 from infersight.units import format_clock, format_confidence
 
@@ -12,13 +13,14 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
 
 def md(text: object) -> str:
-    """User text made inert in Markdown: markup characters escaped, one line."""
-    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """User text made inert in Markdown: markup characters escaped, control characters shown
+    as \\xNN, one line."""
+    return _SPECIAL.sub(r"\\\1", clean(" ".join(str(text).split()), one_line=True))
 
 
 def code(text: object) -> str:
     """User text as an inline code span (no backtick can close it early, no pipe splits a cell)."""
-    t = " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+    t = clean(" ".join(str(text).split()), one_line=True).replace("`", "'").replace("|", "\\|")
     return f"`{t}`"
 
 
@@ -52,6 +54,15 @@ def _scope(v: ReportView) -> list[str]:
         out += [f"| {code(s)} | {md(c)} | {md(o)} |" for s, c, o in v.scope_signals]
         out.append("")
     return out
+
+
+def _coverage(v: ReportView) -> list[str]:
+    if not v.coverage:
+        return []
+    out = ["## Coverage per layer", "", "| Layer | Signals with readings | Instances |"]
+    out.append("|---|---|---|")
+    out += [f"| {md(layer)} | {md(count)} | {md(insts)} |" for layer, count, insts in v.coverage]
+    return [*out, ""]
 
 
 def _roots(v: ReportView) -> list[str]:
@@ -112,10 +123,13 @@ def render_markdown(diagnosis: Diagnosis) -> str:
     d = diagnosis
     v = build_view(d)
     out = ["# infersight diagnosis", "", f"**{md(v.headline)}**", ""]
+    if v.coverage_note:
+        out += [f"_{md(v.coverage_note)}_", ""]
     if d.summary and d.summary != v.headline:
         out += [md(d.summary), ""]
     out += [f"Window: {v.window}, step {d.step:g} s", ""]
     out += _scope(v)
+    out += _coverage(v)
     if v.roots:
         out += _roots(v)
     if v.unchecked:

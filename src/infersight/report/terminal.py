@@ -9,6 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.report.textsafe import clean_data
 from infersight.report.view import (
     ReportView,
     RootView,
@@ -54,6 +55,15 @@ def _scope(v: ReportView) -> RenderableType:
             sig.add_row(*(Text(c) for c in row))
         parts.append(sig)
     return Group(*parts)
+
+
+def _coverage(v: ReportView) -> RenderableType:
+    table = Table(box=None, padding=(0, 2), show_edge=False)
+    for col in ("layer", "signals with readings", "instances"):
+        table.add_column(col, style="dim" if col == "instances" else "")
+    for layer, count, insts in v.coverage:
+        table.add_row(Text(layer), Text(count), Text(insts))
+    return table
 
 
 def _root(r: RootView) -> RenderableType:
@@ -119,15 +129,21 @@ def _hypotheses(
 
 
 def renderables(d: Diagnosis) -> list[RenderableType]:
-    """The report as rich renderables, in order (for embedding in other output)."""
+    """The report as rich renderables, in order (for embedding in other output). Every string
+    from the data is shown with its control characters made visible, never read as markup."""
+    d = clean_data(d)
     v = build_view(d)
-    style = "green" if d.healthy else "red"
+    style = "yellow" if not d.judged else "green" if d.healthy else "red"
     head = Text(v.headline, style=f"bold {style}")
+    if v.coverage_note:
+        head.append(f"\n{v.coverage_note}", style="yellow")
     if d.summary and d.summary != v.headline:
         head.append(f"\n{d.summary}", style="")
     head.append(f"\nWindow: {v.window}", style="dim")
     out: list[RenderableType] = [Panel(head, title="infersight diagnosis", border_style=style)]
     out += [_heading("Scope"), _scope(v)]
+    if v.coverage:
+        out += [_heading("Coverage per layer"), _coverage(v)]
     if v.roots:
         out.append(_heading("Root causes, chain and evidence"))
         for r in v.roots:

@@ -1,8 +1,9 @@
 """What every report says, computed once from a Diagnosis; renderers only lay it out.
 
-Terminal, Markdown and HTML show the same sections in the same order: verdict, scope, root
-causes with their chains, the evidence for each step, what was ruled out and why, what could not
-be checked, unexplained changes, next actions, missing signals, source.
+Terminal, Markdown and HTML show the same sections in the same order: verdict (with partial
+coverage stated next to it), scope, coverage per layer, root causes with their chains, the
+evidence for each step, what was ruled out and why, what could not be checked, unexplained
+changes, next actions, missing signals, source.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, LayerCoverage
 from infersight.diagnose.summary import worth_a_look
 from infersight.signals import UnknownSignalError, get_signal
 from infersight.units import (
@@ -89,6 +90,10 @@ class ReportView:
     inconclusive: tuple[HypothesisResult, ...]
     #: one line each: causes upstream of a root that this data cannot decide
     unchecked: tuple[str, ...] = ()
+    #: next to the verdict: how much could not be read ("" when everything could)
+    coverage_note: str = ""
+    #: per layer: layer, "k of n signals", the instances read
+    coverage: tuple[tuple[str, str, str], ...] = ()
 
 
 def signal_unit(signal: str) -> str:
@@ -199,7 +204,34 @@ def _roots(d: Diagnosis) -> tuple[RootView, ...]:
     return tuple(out)
 
 
+def coverage_note(layers: tuple[LayerCoverage, ...]) -> str:
+    """One line stating partial coverage, "" when every signal was read (or none recorded).
+
+    "Partial coverage: 9 of 41 signals readable; no reading at all in access, dependency."
+    """
+    total = sum(c.signals for c in layers)
+    got = sum(len(c.readable) for c in layers)
+    if not layers or got >= total:
+        return ""
+    empty = [c.layer for c in layers if c.signals and not c.readable]
+    tail = f"; no reading at all in {', '.join(empty)}" if empty else ""
+    return f"Partial coverage: {got} of {total} signals readable{tail}."
+
+
+def _coverage_rows(layers: tuple[LayerCoverage, ...]) -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        (
+            c.layer,
+            f"{len(c.readable)} of {c.signals} signals",
+            short(c.instances) if c.instances else "none",
+        )
+        for c in layers
+    )
+
+
 def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
+    if not d.judged:
+        return d.summary if d.summary.startswith("Cannot judge") else "Cannot judge: " + d.summary
     if d.healthy:
         n = len(d.by_verdict("refuted"))
         unchecked = len(d.by_verdict("inconclusive"))
@@ -271,6 +303,8 @@ def build_view(d: Diagnosis) -> ReportView:
         refuted=tuple(d.by_verdict("refuted")),
         inconclusive=tuple(d.by_verdict("inconclusive")),
         unchecked=_unchecked(d),
+        coverage_note=coverage_note(d.coverage) if d.judged else "",
+        coverage=_coverage_rows(d.coverage),
     )
 
 

@@ -1,0 +1,163 @@
+"""Coverage: how much of each layer the data could actually be read for, and whether that is
+enough to judge at all.
+
+Missing is never healthy: an empty server, a server whose every query failed, or a bundle of
+NaN holds no reading, so "nothing is wrong" would be a guess. `assess` counts, per layer, the
+catalog's signals with at least one finite reading in the incident window (and the instances
+they came from); `apply` marks a diagnosis not judged when there was nothing to read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from infersight.diagnose.result import Diagnosis, LayerCoverage
+from infersight.frame import MetricFrame
+from infersight.signals import Layer, all_signals
+from infersight.windows import INCIDENT
+
+
+@dataclass(frozen=True)
+class Coverage:
+    layers: tuple[LayerCoverage, ...]
+    reason: str = ""  # why nothing can be judged; "" when something can
+
+    @property
+    def judged(self) -> bool:
+        return not self.reason
+
+    @property
+    def readable(self) -> int:
+        return sum(len(c.readable) for c in self.layers)
+
+    @property
+    def total(self) -> int:
+        return sum(c.signals for c in self.layers)
+
+    @property
+    def partial(self) -> bool:
+        return self.readable < self.total
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "judged": self.judged,
+            "reason": self.reason,
+            "layers": [dataclasses.asdict(c) for c in self.layers],
+        }
+
+
+def _finite_rows(frame: MetricFrame, at: float | None) -> dict[str, tuple[str, ...]]:
+    """Per signal, the instances with at least one finite reading (up to `at` when given)."""
+    if at is None or at >= frame.end:
+        upto = frame.n
+    else:  # as the engine cuts the window at the moment of interest
+        upto = frame.index_of(at) + 1 if at >= frame.start else 0
+    out: dict[str, tuple[str, ...]] = {}
+    for name, s in frame.series.items():
+        ok = np.asarray(np.isfinite(s.values[:, :upto]).any(axis=1), dtype=bool)
+        insts = tuple(i for k, i in enumerate(s.instances) if ok[k])
+        if insts:
+            out[name] = insts
+    return out
+
+
+def _why_nothing(frame: MetricFrame | None, missing: Mapping[str, str]) -> str:
+    if frame is None:
+        return "there is no incident window to read"
+    if frame.n == 0:
+        return "the incident window has no time points"
+    if frame.series:
+        rows = sum(len(s.instances) for s in frame.series.values())
+        return (
+            f"every series holds only NaN or no value ({len(frame.series)} signals, {rows} "
+            "series): no reading in the incident window"
+        )
+    if not missing:
+        return "the source holds no series at all for the incident window"
+    return _why_missing(missing)
+
+
+#: phrases of a signal not even asked for (sources/plan.py): no exporter provides it
+_NOT_ASKED = ("no exporter found", "no exporter family", " present but ")
+#: phrase of a signal asked for that came back empty (sources/pull.py)
+_NO_DATA = "no data in the window"
+
+
+def _why_missing(missing: Mapping[str, str]) -> str:
+    """Why no signal has a reading, from the reasons each is missing: nothing to ask for (no
+    known exporter's metrics), every query failed, or every query came back empty."""
+    asked = {s: r for s, r in missing.items() if not any(p in r for p in _NOT_ASKED)}
+    if not asked:
+        return (
+            f"the source holds no metric of a known exporter, so none of the {len(missing)} "
+            "signals can be computed (see `infersight exporters`, or add --mappings)"
+        )
+    failed = [r for r in asked.values() if _NO_DATA not in r]
+    if not failed:
+        return f"every query came back empty in the incident window ({len(asked)} signals asked)"
+    reason, _ = Counter(failed).most_common(1)[0]
+    every = "every query failed" if len(failed) == len(asked) else "no query returned data"
+    return f"{every} ({len(failed)} of {len(asked)} signals asked failed), e.g. {reason}"
+
+
+def assess(
+    windows: Mapping[str, MetricFrame],
+    missing: Mapping[str, str] | None = None,
+    at: float | None = None,
+) -> Coverage:
+    """Per layer, which catalog signals had finite readings in the incident window; the reason
+    nothing can be judged when none had any. `missing`: signal → why it has no data (from the
+    pull or the bundle), quoted in that reason."""
+    frame = windows.get(INCIDENT)
+    readable = _finite_rows(frame, at) if frame is not None else {}
+    known = all_signals()
+    layers = []
+    for layer in Layer:
+        names = [n for n, sig in known.items() if sig.layer is layer]
+        here = [n for n in names if n in readable]
+        insts = sorted({i for n in here for i in readable[n]})
+        layers.append(LayerCoverage(layer.value, len(names), tuple(here), tuple(insts)))
+    reason = "" if readable else _why_nothing(frame, missing or {})
+    return Coverage(tuple(layers), reason)
+
+
+def unjudged(
+    windows: Mapping[str, MetricFrame],
+    coverage: Coverage,
+    missing: Mapping[str, str] | None = None,
+    source: Mapping[str, str] | None = None,
+) -> Diagnosis:
+    """The diagnosis of data with nothing to read, made without running the engine on it: not
+    judged, not healthy, the reason as its summary, the coverage and what was missing."""
+    frame = windows.get(INCIDENT)
+    start, end, step = (frame.start, frame.end, frame.step) if frame else (0.0, 0.0, 1.0)
+    return Diagnosis(
+        start=start,
+        end=end,
+        step=step,
+        healthy=False,
+        summary=f"Cannot judge: {coverage.reason}.",
+        scope={},
+        missing_signals=dict(missing or {}),
+        source=dict(source or {}),
+        judged=False,
+        coverage=coverage.layers,
+    )
+
+
+def apply(diagnosis: Diagnosis, coverage: Coverage) -> Diagnosis:
+    """The diagnosis with its coverage; when nothing could be judged, not healthy and saying so."""
+    if coverage.judged:
+        return dataclasses.replace(diagnosis, judged=True, coverage=coverage.layers)
+    return dataclasses.replace(
+        diagnosis,
+        judged=False,
+        healthy=False,
+        coverage=coverage.layers,
+        summary=f"Cannot judge: {coverage.reason}.",
+    )

@@ -1,0 +1,50 @@
+"""Text that came from data (instance names, paths, notes, label values) made safe to print.
+
+A terminal obeys escape sequences, so control characters are shown as `\\xNN` instead of sent;
+rich reads `[...]` as markup, so text put into a markup string is escaped (`for_markup`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, TypeVar
+
+from rich.markup import escape
+
+T = TypeVar("T")
+
+#: C0 controls but tab and newline, DEL, and the C1 controls (ESC's 8-bit forms)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean(text: object, one_line: bool = False) -> str:
+    """`text` with every control character shown as `\\xNN` (newlines too when `one_line`)."""
+    pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def for_markup(text: object) -> str:
+    """`text` cleaned and escaped, to embed in a rich markup string."""
+    return escape(clean(text))
+
+
+def clean_data(obj: T) -> T:
+    """Every string inside `obj` (dataclasses, tuples, lists, dicts) cleaned; the rest as is."""
+    return _walk(obj)  # type: ignore[no-any-return]
+
+
+def _walk(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return clean(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: _walk(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
+        return dataclasses.replace(obj, **changes)
+    if isinstance(obj, tuple):
+        return tuple(_walk(v) for v in obj)
+    if isinstance(obj, list):
+        return [_walk(v) for v in obj]
+    if isinstance(obj, dict):
+        return {_walk(k): _walk(v) for k, v in obj.items()}
+    return obj
