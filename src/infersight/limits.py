@@ -32,6 +32,10 @@ class LimitError(ValueError):
     """A value given for a limit that is not one (unknown name, not a positive number)."""
 
 
+class LimitExceeded(ValueError):
+    """An input past a limit: one line naming the limit and how to raise it."""
+
+
 class Limits(BaseModel):
     """Caps per input. Each field's description says why its default is what it is."""
 
@@ -81,6 +85,19 @@ class Limits(BaseModel):
 
     def replace(self, **changes: int) -> Limits:
         return self.model_copy(update=changes)
+
+    def check_grid(self, n: int, rows: int, what: str) -> None:
+        """Refuse a grid of `n` points × `rows` series before it is allocated."""
+        if n > self.grid_points:
+            raise LimitExceeded(
+                f"{what}: {n:,} grid points, over the {self.grid_points:,} limit; use a larger "
+                f"--step, or {self.hint('grid_points')}"
+            )
+        if n * rows > self.grid_values:
+            raise LimitExceeded(
+                f"{what}: {rows:,} series × {n:,} points, over the {self.grid_values:,}-value "
+                f"limit; {self.hint('grid_values')}"
+            )
 
     def hint(self, name: str) -> str:
         """How to raise limit NAME, for the end of an error line."""

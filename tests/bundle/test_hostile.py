@@ -142,5 +142,10 @@ def test_directory_with_fifo(sandbox: Path, folder: Path) -> None:
 
 
 def test_directory_member_over_cap(sandbox: Path, folder: Path) -> None:
+    (folder / "metrics" / "incident.parquet").write_bytes(bytes(600 << 10))  # a listed member
+    assert_refused(folder, sandbox, "member metrics/incident.parquet: .* over the", SMALL)
+
+
+def test_directory_member_not_listed_is_refused_unread(sandbox: Path, folder: Path) -> None:
     (folder / "big").write_bytes(bytes(600 << 10))
-    assert_refused(folder, sandbox, "member big: .* over the", SMALL)
+    assert_refused(folder, sandbox, "member big: not listed in manifest.json", SMALL)

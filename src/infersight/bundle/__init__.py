@@ -27,7 +27,7 @@ grid, known canonical signals) and never extracts anything to disk; any problem 
 BundleError with one line naming the member and what is wrong.
 """
 
-from infersight.bundle.container import Limits
+from infersight.limits import Limits
 from infersight.bundle.errors import BundleError
 from infersight.bundle.manifest import INCIDENT, SCHEMA_VERSION, Manifest, WindowSpec
 from infersight.bundle.read import Bundle, read_bundle

@@ -23,8 +23,10 @@ from pydantic import (
     model_validator,
 )
 
+from infersight.limits import Limits
 from infersight.redact import redact_url
 from infersight.signals import all_signals
+from infersight.sources.jsonload import JSONDepthError, loads
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -176,10 +178,16 @@ class Manifest(_Strict):
         return (json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode()
 
 
-def parse_manifest(data: bytes) -> Manifest:
-    """Manifest from manifest.json bytes; ValueError with one line naming the first problem."""
+def parse_manifest(data: bytes, max_depth: int | None = None) -> Manifest:
+    """Manifest from manifest.json bytes; ValueError with one line naming the first problem.
+
+    JSON nested deeper than `max_depth` (default: `Limits().json_depth`) is refused unparsed.
+    """
+    depth = Limits().json_depth if max_depth is None else max_depth
     try:
-        raw: Any = json.loads(data)
+        raw: Any = loads(data, depth)
+    except JSONDepthError as e:
+        raise ValueError(f"{e}; {Limits().hint('json_depth')}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"not valid JSON ({e})") from None
     if not isinstance(raw, dict):

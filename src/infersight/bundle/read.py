@@ -7,11 +7,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infersight.bundle.container import Limits, read_members
+from infersight.bundle.container import read_members
 from infersight.bundle.errors import BundleError, fail
 from infersight.bundle.manifest import ARTIFACTS_DIR, INCIDENT, MANIFEST, Manifest, parse_manifest
 from infersight.bundle.table import parquet_to_frame
 from infersight.frame import MetricFrame
+from infersight.limits import LimitError, Limits, current
 
 _RECREATE = "re-create it with `infersight pull`"
 
@@ -69,26 +70,56 @@ def _check_window(where: str, manifest: Manifest, window: str, frame: MetricFram
         raise fail(where, f"instance(s) not in manifest.json: {', '.join(stray)}", member)
 
 
+def _check_grid(where: str, manifest: Manifest, limits: Limits) -> None:
+    """Refuse a declared grid too large to hold, before any array is made for it."""
+    cells = len(manifest.signals) * len(manifest.instances)
+    for name, spec in manifest.windows.items():
+        n = spec.n
+        if n > limits.grid_points:
+            raise fail(
+                where,
+                f"window {name} declares {n:,} grid points, over the {limits.grid_points:,} "
+                f"limit; {limits.hint('grid_points')}",
+                MANIFEST,
+            )
+        if cells * n > limits.grid_values:
+            raise fail(
+                where,
+                f"window {name} declares {cells * n:,} values ({len(manifest.signals)} signals × "
+                f"{len(manifest.instances)} instances × {n:,} points), over the "
+                f"{limits.grid_values:,} limit; {limits.hint('grid_values')}",
+                MANIFEST,
+            )
+
+
 def read_bundle(path: str | os.PathLike[str], limits: Limits | None = None) -> Bundle:
     """Read the bundle at `path` (.tar.gz/.tgz file or directory) and verify all of it.
 
-    Raises BundleError, naming the member and the problem, when anything is damaged, unknown or
-    hostile; nothing is written anywhere.
+    Raises BundleError, naming the member and the problem, when anything is damaged, unknown,
+    hostile or past `limits` (default: `infersight.limits.current()`); nothing is written.
     """
     p = Path(path)
     where = p.name
-    members = read_members(p, limits or Limits())
+    if limits is None:
+        try:
+            limits = current()
+        except LimitError as e:
+            raise BundleError(str(e)) from None
+    members = read_members(p, limits)
     if MANIFEST not in members:
         raise fail(where, "no manifest.json; not an infersight bundle")
     try:
-        manifest = parse_manifest(members[MANIFEST])
+        manifest = parse_manifest(members[MANIFEST], limits.json_depth)
     except ValueError as e:
         raise fail(where, str(e), MANIFEST) from None
     _verify_members(where, manifest, members)
+    _check_grid(where, manifest, limits)
     windows: dict[str, MetricFrame] = {}
     for name, spec in manifest.windows.items():
         try:
-            frame = parquet_to_frame(members[spec.file], spec.start, spec.step, spec.n)
+            frame = parquet_to_frame(
+                members[spec.file], spec.start, spec.step, spec.n, limits.grid_values
+            )
         except ValueError as e:
             raise fail(where, str(e), spec.file) from None
         _check_window(where, manifest, name, frame)

@@ -93,13 +93,28 @@ def _floats(table: pa.Table, column: str) -> np.ndarray:
     return np.asarray(col.to_numpy(), dtype=np.float64)
 
 
-def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFrame:
+#: bytes one row may take decoded (ts 8, value 8, two dictionary indices, slack for strings)
+ROW_BYTES = 64
+
+
+def parquet_to_frame(
+    data: bytes, start: float, step: float, n: int, max_values: int | None = None
+) -> MetricFrame:
     """The frame of one window's Parquet bytes; ValueError naming the first problem.
 
     Checks column names and types, that every point lies on the grid (start, step, n) and that
-    no (signal, instance, time) appears twice.
+    no (signal, instance, time) appears twice. With `max_values`, refuses a file whose rows or
+    decoded size, or a grid whose arrays, would exceed that many values, before decoding it.
     """
     try:
+        if max_values is not None:
+            meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+            decoded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            if meta.num_rows > max_values or decoded > max_values * ROW_BYTES:
+                raise ValueError(
+                    f"holds {meta.num_rows:,} rows ({decoded:,} bytes decoded), over the "
+                    f"{max_values:,}-value limit (grid_values)"
+                )
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as e:
         raise ValueError(f"not a readable Parquet file ({e})") from None
@@ -119,6 +134,7 @@ def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFr
         )
     col = idx.astype(np.int64)
     series: dict[str, SignalSeries] = {}
+    allocated = 0
     order = np.argsort(sig_idx, kind="stable")
     bounds = np.flatnonzero(np.diff(sig_idx[order])) + 1
     for group in np.split(order, bounds) if order.size else []:
@@ -128,6 +144,9 @@ def parquet_to_frame(data: bytes, start: float, step: float, n: int) -> MetricFr
         row_of = np.empty(len(inst_names), dtype=np.int64)
         row_of[uniq] = np.arange(uniq.size)
         rows = row_of[s_inst]
+        allocated += uniq.size * n
+        if max_values is not None and allocated > max_values:
+            raise ValueError(f"the grid would hold over {max_values:,} values (grid_values)")
         arr = np.full((uniq.size, n), np.nan)
         flat = rows * n + col[group]
         if np.bincount(flat, minlength=arr.size).max(initial=0) > 1:

@@ -16,6 +16,7 @@ import numpy as np
 
 from infersight.exporters import IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.limits import Limits
 from infersight.promql.evaluate import evaluate
 from infersight.signals import get_signal
 from infersight.sources.merge import first_family_wins, rows_by_identity
@@ -47,9 +48,15 @@ def canonical_frame(
     step: float,
     window: str = "5m",
     signals: Iterable[str] | None = None,
+    limits: Limits | None = None,
 ) -> LocalResult:
-    """Evaluate every signal's mapping over the raw samples onto the grid start..end by step."""
+    """Evaluate every signal's mapping over the raw samples onto the grid start..end by step.
+
+    Raises `LimitExceeded` for a grid past `limits` (the raw series count bounds its rows) before
+    evaluating anything.
+    """
     start, n = grid(start, end, step)
+    (limits or Limits()).check_grid(n, max(1, len(store)), "the samples' time span")
     names = store.names()
     series: dict[str, SignalSeries] = {}
     missing: dict[str, str] = {}
