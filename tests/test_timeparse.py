@@ -47,3 +47,22 @@ def test_non_finite_or_unshowable_times_are_refused(bad: str) -> None:
 def test_now_minus_a_non_finite_duration_is_refused() -> None:
     with pytest.raises(ValueError, match="not a duration"):
         parse_time("now-inf", 1_800_000_000.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["now-1e300", "now-99999999999999s", "-62135596801", "0001-01-01T00:00:00+01:00", "1e12"],
+)
+def test_times_outside_years_1_to_9999_are_one_line_errors(text: str) -> None:
+    with pytest.raises(ValueError, match=r"years 1-9999|not a time") as exc:
+        parse_time(text, 1_800_000_000.0)
+    assert "\n" not in str(exc.value)
+
+
+def test_an_epoch_in_milliseconds_gets_a_hint() -> None:
+    with pytest.raises(ValueError, match="looks like milliseconds"):
+        parse_time("1764000000000", 1_800_000_000.0)
+
+
+def test_iso_of_an_out_of_range_epoch_is_not_an_error() -> None:
+    assert iso(1e20) == "1e+20"

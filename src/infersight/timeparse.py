@@ -11,7 +11,21 @@ _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(ms|s|m|h|d|w))+$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 #: 9999-12-31T23:59:59Z, the last second `iso` (and Prometheus) can show
-_MAX_EPOCH = 253_402_300_799.0
+MAX_EPOCH = 253_402_300_799.0
+#: 0001-01-01T00:00:00Z, the first second a datetime can hold
+MIN_EPOCH = -62_135_596_800.0
+_TIME_HINT = "use now, now-2h, epoch seconds or 2026-12-02T02:17:00Z"
+
+
+def check_epoch(ts: float, what: str) -> float:
+    """`ts` when it lies in years 1–9999, else ValueError (with a hint when it looks like
+    milliseconds or finer)."""
+    if not math.isfinite(ts) or not MIN_EPOCH <= ts <= MAX_EPOCH:
+        hint = ""
+        if MAX_EPOCH < ts < MAX_EPOCH * 1e6:
+            hint = "; it looks like milliseconds or finer: give seconds"
+        raise ValueError(f"{what} {ts:g} lies outside the years 1-9999{hint}")
+    return ts
 
 
 def parse_duration(text: str) -> float:
@@ -45,26 +59,39 @@ def parse_time(text: str | None, now: float | None = None) -> float:
     if text is None or text.strip() in ("", "now"):
         return current
     t = text.strip()
+    bad = f"{text!r} is not a time; {_TIME_HINT}"
     if t.startswith("now-"):
-        return current - parse_duration(t[4:])
-    bad = f"{text!r} is not a time; use now, now-2h, epoch seconds or 2026-12-02T02:17:00Z"
+        try:
+            return check_epoch(current - parse_duration(t[4:]), "the time")
+        except ValueError as exc:
+            raise ValueError(f"{text!r} is not a time: {exc}; {_TIME_HINT}") from None
     try:
         epoch = float(t)
     except ValueError:
         pass
     else:
         # float() takes "nan", "inf" and epochs past year 9999, which no clock can show
-        if not math.isfinite(epoch) or abs(epoch) > _MAX_EPOCH:
+        if not math.isfinite(epoch):
             raise ValueError(bad)
-        return epoch
+        try:
+            return check_epoch(epoch, "epoch")
+        except ValueError as exc:
+            raise ValueError(f"{text!r} is not a time: {exc}; {_TIME_HINT}") from None
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(bad) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    try:
+        return check_epoch(dt.timestamp(), "the time")
+    except (ValueError, OverflowError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise ValueError(bad) from None
 
 
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """UTC ISO 8601 of an epoch; out of years 1–9999, the number itself (never an error)."""
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        return f"{ts:g}"

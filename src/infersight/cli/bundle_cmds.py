@@ -11,10 +11,20 @@ from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
 from infersight.cli.common import EXIT_USAGE, console, fail, print_json
+from infersight.cli.connection import LimitOpt
 from infersight.exporters import load_catalog
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
 
 app = typer.Typer(help="Evidence bundles: one file with the frozen scene.", no_args_is_help=True)
+
+
+def _limits(raise_limit: list[str] | None) -> Any:
+    from infersight.limits import LimitError, current
+
+    try:
+        return current(raise_limit or ())
+    except LimitError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _signal_rows(bundle: Any) -> list[dict[str, Any]]:
@@ -43,11 +53,12 @@ def inspect(
         bool, typer.Option("--signals", help="Also list every signal with its value range.")
     ] = False,
     as_json: JsonOpt = False,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """Verify a bundle (every member's sha256, schema, types) and summarise what it holds."""
     from infersight.bundle import read_bundle, summarize
 
-    b = read_bundle(bundle)
+    b = read_bundle(bundle, _limits(raise_limit))
     summary = summarize(b).to_dict()
     if show_signals or as_json:
         summary["signal_stats"] = _signal_rows(b)
@@ -133,6 +144,7 @@ def import_files(
     ] = False,
     as_json: JsonOpt = False,
     mappings: MappingsOpt = None,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """Turn saved scrapes or query_range JSON into a bundle of canonical signals.
 
@@ -145,14 +157,18 @@ def import_files(
       infersight bundle import vllm.json dcgm.json -o b.tar.gz
     """
     from infersight.bundle import BundleError, check_target, write_bundle
+    from infersight.limits import LimitExceeded
     from infersight.sources.exposition import read_exposition
     from infersight.sources.local import canonical_frame
     from infersight.sources.promjson import read_promjson
     from infersight.sources.raw import RawStore
 
+    limits = _limits(raise_limit)
     for f in files:
         if f.is_dir():
             fail(f"{f}: is a directory; pass the files inside it (e.g. {f}/*.prom)", EXIT_USAGE)
+        if f.exists() and not f.is_file():
+            fail(f"{f}: not a regular file (a FIFO, a device?); save it to a file", EXIT_USAGE)
         if not f.is_file():
             fail(f"{f}: no such file", EXIT_USAGE)
     try:
@@ -170,7 +186,7 @@ def import_files(
     text_files = [f for f in files if f.suffix != ".json"]
     store = RawStore()
     for f in json_files:
-        for s in read_promjson(f, name=metric_name):
+        for s in read_promjson(f, name=metric_name, limits=limits):
             store.add_many(s.name, s.labels, s.ts, s.values)
     if text_files:
         if interval_s is not None and start_s is None:
@@ -188,8 +204,14 @@ def import_files(
     if span is None:
         fail("the files hold no samples", EXIT_USAGE)
     first, last = span
+    if all(np.isnan(s.values).all() for s in store):
+        fail(f"every value in the files is NaN ({len(store)} series); nothing to import")
     catalog = load_catalog(mappings or [])
-    res = canonical_frame(store, catalog, first, last, step_s, rate_window)
+    try:
+        with np.errstate(all="ignore"):  # ±Inf samples are data, not a warning to print
+            res = canonical_frame(store, catalog, first, last, step_s, rate_window, limits=limits)
+    except LimitExceeded as exc:
+        fail(str(exc))
     if not res.frame.signals:
         fail(
             "no canonical signal could be computed: none of the metric names belongs to a known "

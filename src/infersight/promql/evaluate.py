@@ -66,7 +66,8 @@ def evaluate(expr: Expr, store: RawStore, start: float, step: float, n: int) -> 
     Prometheus would carry (0/0 inside an aggregation) is dropped instead; range windows are
     left-open (t-range, t] as in Prometheus 3 (2.x includes a sample exactly at t-range).
     """
-    out = _eval(expr, _Ctx(store, start, step, n))
+    with np.errstate(all="ignore"):  # ±Inf samples make NaN by IEEE rules, as in Prometheus
+        out = _eval(expr, _Ctx(store, start, step, n))
     if isinstance(out, _Scalar):
         return [({}, out.values)]
     return _nonempty(out)

@@ -34,6 +34,7 @@ from typing import Literal
 
 from infersight.sources.promfloat import label_float
 from infersight.sources.raw import Labels, RawStore
+from infersight.timeparse import MAX_EPOCH, MIN_EPOCH
 
 Format = Literal["auto", "text", "openmetrics"]
 Clock = Literal["sequential", "per_file"]
@@ -97,6 +98,21 @@ def _parse_labels(text: str) -> Labels | str:
         pairs[name] = value
         pos = m.end()
     return tuple(sorted((k, v) for k, v in pairs.items() if v != ""))
+
+
+def _time_range_hint(ts: float, om: bool) -> str:
+    """Why a timestamp past year 9999 (or before year 1) is refused, and what it likely is."""
+    if ts > MAX_EPOCH and om:
+        return (
+            "timestamp lies past year 9999: OpenMetrics timestamps are seconds and this looks "
+            "like milliseconds; divide by 1000 (or save it as the text format, which uses ms)"
+        )
+    if ts > MAX_EPOCH:
+        return (
+            "timestamp lies past year 9999: text-format timestamps are milliseconds and this "
+            "looks like microseconds or nanoseconds"
+        )
+    return "timestamp lies before year 1"
 
 
 def _number(text: str) -> float:
@@ -189,6 +205,8 @@ def parse_text(text: str, source: str = "<text>", fmt: Format = "auto") -> Parse
                 raise _err(source, lineno, f"bad timestamp (want {unit})", line) from None
             if not math.isfinite(ts):
                 raise _err(source, lineno, "timestamp is not finite", line)
+            if not MIN_EPOCH <= ts <= MAX_EPOCH:
+                raise _err(source, lineno, _time_range_hint(ts, om), line)
         s = series.get((name, label_text))
         if s is None:
             labels = label_cache.get(label_text or "")

@@ -19,7 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infersight.limits import Limits
+from infersight.sources.jsonload import JSONDepthError, loads
 from infersight.sources.raw import RawStore, labels_of
+from infersight.timeparse import MAX_EPOCH, MIN_EPOCH
 
 
 class PromJSONError(ValueError):
@@ -47,6 +50,13 @@ def _pairs(source: str, where: str, points: Any) -> tuple[list[float], list[floa
             raise PromJSONError(f"{source}: {where}[{k}]: {e}") from None
         if isinstance(point[0], bool) or not math.isfinite(t):
             raise PromJSONError(f"{source}: {where}[{k}]: bad timestamp {point[0]!r}")
+        if not MIN_EPOCH <= t <= MAX_EPOCH:
+            ms = (
+                " (it looks like milliseconds: the HTTP API gives seconds)" if t > MAX_EPOCH else ""
+            )
+            raise PromJSONError(
+                f"{source}: {where}[{k}]: timestamp {point[0]!r} lies outside the years 1-9999{ms}"
+            )
         ts.append(t)
         vals.append(v)
     return ts, vals
@@ -58,11 +68,16 @@ def parse_promjson(
     name: str | None = None,
     source: str = "<json>",
     store: RawStore | None = None,
+    limits: Limits | None = None,
 ) -> RawStore:
     """Series of one query/query_range response; `name` names series without `__name__`."""
     if isinstance(data, str | bytes):
+        depth = (limits or Limits()).json_depth
         try:
-            doc: Any = json.loads(data)
+            doc: Any = loads(data, depth)
+        except JSONDepthError as e:
+            hint = (limits or Limits()).hint("json_depth")
+            raise PromJSONError(f"{source}: JSON {e}; {hint}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise PromJSONError(f"{source}: not valid JSON ({e})") from None
     else:
@@ -100,10 +115,12 @@ def parse_promjson(
     return out
 
 
-def read_promjson(path: str | os.PathLike[str], *, name: str | None = None) -> RawStore:
+def read_promjson(
+    path: str | os.PathLike[str], *, name: str | None = None, limits: Limits | None = None
+) -> RawStore:
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise PromJSONError(f"{p}: cannot be read ({e.strerror or e})") from None
-    return parse_promjson(data, name=name, source=p.name)
+    return parse_promjson(data, name=name, source=p.name, limits=limits)

@@ -1,0 +1,108 @@
+"""Bad input to the sources and the commands that use them: one line each, never a traceback,
+and the error named for what it is (milliseconds, NaN, a bad URL, the queries that failed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infersight.sources.exposition import ExpositionError, parse_exposition
+from infersight.sources.promjson import PromJSONError, parse_promjson
+from servers import FakeServer, Reply, Request, ok
+
+T0 = 1_764_000_000
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    r = subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().count("\n") == 0, r.stderr
+    return r
+
+
+def test_millisecond_openmetrics_timestamps_are_refused_with_a_hint() -> None:
+    text = f"# TYPE g gauge\ng 1 {T0 * 1000}\n# EOF\n"
+    with pytest.raises(ExpositionError, match="looks like milliseconds; divide by 1000"):
+        parse_exposition(text)
+
+
+def test_text_format_timestamps_past_year_9999_are_refused() -> None:
+    with pytest.raises(ExpositionError, match="microseconds or nanoseconds"):
+        parse_exposition(f"g 1 {T0 * 10**6}\n")
+
+
+def test_millisecond_query_range_timestamps_are_refused() -> None:
+    doc = {
+        "status": "success",
+        "data": {"resultType": "matrix", "result": [{"metric": {"__name__": "g"}, "values": [
+            [T0 * 1000, "1"]]}]},
+    }  # fmt: skip
+    with pytest.raises(PromJSONError, match="looks like milliseconds"):
+        parse_promjson(json.dumps(doc))
+
+
+def test_deep_query_range_json_is_one_line() -> None:
+    with pytest.raises(PromJSONError, match=r"nested .* over the limit of 64"):
+        parse_promjson("[" * 100_000 + "]" * 100_000)
+
+
+def _om(path: Path, value: str, step_s: int = 15, points: int = 20) -> Path:
+    lines = ["# TYPE vllm:num_requests_waiting gauge"]
+    lines += [
+        f'vllm:num_requests_waiting{{instance="a:1"}} {value} {T0 + step_s * k}'
+        for k in range(points)
+    ]
+    path.write_text("\n".join([*lines, "# EOF", ""]))
+    return path
+
+
+def test_an_all_nan_import_says_the_values_are_nan(tmp_path: Path) -> None:
+    r = _cli("bundle", "import", str(_om(tmp_path / "a.om", "NaN")), "-o", str(tmp_path / "b"))
+    assert r.returncode == 1 and "every value in the files is NaN" in r.stderr
+    assert "exporter" not in r.stderr
+
+
+def test_an_import_past_the_grid_limit_is_one_line(tmp_path: Path) -> None:
+    om = _om(tmp_path / "a.om", "1", step_s=86_400, points=5)  # 4 days at a 15 s step
+    r = _cli(
+        "bundle", "import", str(om), "-o", str(tmp_path / "b"), "--raise-limit", "grid_points=1000"
+    )
+    assert r.returncode == 1 and "over the 1,000 limit" in r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999", "http://:9090"])
+def test_a_bad_url_is_one_line(url: str) -> None:
+    r = _cli("probe", "-p", url)
+    assert r.returncode == 2 and "--prometheus" in r.stderr
+
+
+def test_a_ca_file_that_is_not_a_certificate_is_one_line(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a certificate\n")
+    r = _cli("probe", "-p", "https://127.0.0.1:1", "--ca-file", str(ca))
+    assert r.returncode == 2 and "not a readable PEM certificate" in r.stderr
+
+
+def test_pull_reports_the_real_error_when_every_query_fails(tmp_path: Path) -> None:
+    def broken(req: Request) -> Reply:
+        if req.path.endswith("/values"):
+            return ok(["vllm:num_requests_waiting"])
+        return 422, {"status": "error", "errorType": "execution", "error": "query timed out in x"}
+
+    with FakeServer(broken) as fake:
+        r = _cli("pull", "-p", fake.url, "-o", str(tmp_path / "b"), "--baselines", "none")
+    assert r.returncode == 1
+    assert "query timed out in x" in r.stderr and "--at/--since" not in r.stderr
