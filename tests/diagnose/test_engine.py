@@ -10,7 +10,8 @@ from diagnose_frames import ONSET, START, STEP, N
 from diagnose_frames import step_frame as _frame
 
 from infersight.diagnose import diagnose
-from infersight.diagnose.chain import LATE_S, chain, edges, roots
+from infersight.diagnose.chain import chain, edges, roots
+from infersight.diagnose.config import DEFAULT_CONFIG as CFG
 from infersight.diagnose.context import Context, row_medians
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.rank import Candidate, order
@@ -83,12 +84,12 @@ def test_healthy_says_so() -> None:
 def test_healthy_summary_names_a_notable_change() -> None:
     from infersight.detect import detect
     from infersight.diagnose.result import UnexplainedChange
-    from infersight.diagnose.summary import NOTABLE_SHIFT, summarize
+    from infersight.diagnose.summary import summarize
 
     spec = {k: {i: (v[0], v[0]) for i, v in per.items()} for k, per in _vector_incident().items()}
     det = detect({"incident": _frame(spec)})
     hot = UnexplainedChange(
-        "infra.gpu_temp_c", "node-1", "infrastructure", NOTABLE_SHIFT + 2.5,
+        "infra.gpu_temp_c", "node-1", "infrastructure", CFG.notable_shift + 2.5,
         "infra.gpu_temp_c on node-1 changed (deviation, up): 60 °C → 80 °C, shift 7.5 σ; "
         "no known failure mode explains it",
     )  # fmt: skip
@@ -122,11 +123,11 @@ def test_a_cause_that_began_well_after_its_effect_does_not_explain_it() -> None:
     in_order = edges(conf, {"max_batch_too_large": 0.0, "vram_oom_cascade": 120.0})
     assert roots(conf, in_order) == ["max_batch_too_large"]
     # batches swelled 20 min after the OOMs began: they are the cascade's backlog, not its cause
-    late = edges(conf, {"max_batch_too_large": 1260.0 + LATE_S, "vram_oom_cascade": 1200.0})
+    late = edges(conf, {"max_batch_too_large": 1260.0 + CFG.late_s, "vram_oom_cascade": 1200.0})
     assert "vram_oom_cascade" not in late["max_batch_too_large"]
     assert set(roots(conf, late)) == {"max_batch_too_large", "vram_oom_cascade"}
     # within the tolerance (detectors date ramps late) the edge stays
-    near = edges(conf, {"max_batch_too_large": 1200.0 + LATE_S, "vram_oom_cascade": 1201.0})
+    near = edges(conf, {"max_batch_too_large": 1200.0 + CFG.late_s, "vram_oom_cascade": 1201.0})
     assert "vram_oom_cascade" in near["max_batch_too_large"]
 
 
@@ -179,7 +180,7 @@ def test_peaks_are_not_read_from_just_after_a_restart() -> None:
     62 where the cap is 16. Peaks skip them; the rest of the row is read as usual."""
     from infersight.detect import detect
     from infersight.diagnose.conditions import eval_condition
-    from infersight.diagnose.context import SETTLE_S, Context
+    from infersight.diagnose.context import Context
     from infersight.diagnose.kb import Condition
 
     f = _frame(_vector_incident())
@@ -198,7 +199,7 @@ def test_peaks_are_not_read_from_just_after_a_restart() -> None:
     ctx = Context.build(w["incident"], detect(w), ("service.e2e_latency_p99",))
     settled = ctx.settled_row("inference.batch_size", "node-0")
     assert settled is not None
-    reach = int(SETTLE_S // f.step)
+    reach = int(CFG.settle_s // f.step)
     assert np.isnan(settled[down_at : down_at + reach + 1]).all()
     assert settled[down_at + reach + 1] == 4.0 and settled[down_at - 1] == 4.0
     swell = Condition(signal="inference.batch_size", state="up", factor=3, stat="max")
@@ -222,12 +223,11 @@ def _ctx_with(extra: dict[str, np.ndarray]) -> tuple[Context, MetricFrame]:
 
 def test_an_event_just_before_the_users_noticed_is_the_incidents() -> None:
     from infersight.diagnose.conditions import eval_condition
-    from infersight.diagnose.instance_state import EVENT_LEAD_S
     from infersight.diagnose.kb import Condition
 
     f = _frame(_vector_incident())
     throttle = np.zeros((len(NODES), f.n))
-    lead = int(EVENT_LEAD_S // f.step)
+    lead = int(CFG.event_lead_s // f.step)
     throttle[0, ONSET - lead // 2 :] = 1.0  # began 15 min before the onset
     ctx, _ = _ctx_with({"infra.gpu_throttle": throttle})
     event = Condition(signal="infra.gpu_throttle", state="event")
@@ -255,12 +255,11 @@ def test_a_peak_just_before_the_users_noticed_is_the_incidents() -> None:
     """A second process's memory came a minute before the latency left its band: its first
     peak is the incident's, not "the peak before" it. A peak well before the onset still is."""
     from infersight.diagnose.conditions import eval_condition
-    from infersight.diagnose.context import PEAK_LEAD_S
     from infersight.diagnose.kb import Condition
 
     f = _frame(_vector_incident())
     up = Condition(signal="inference.gpu_mem_used_bytes", state="up", factor=1.3, stat="max")
-    lead = int(PEAK_LEAD_S // f.step)
+    lead = int(CFG.peak_lead_s // f.step)
     for first, holds in ((ONSET - 1, True), (ONSET - 2 * lead, False)):
         mem = np.full((len(NODES), f.n), 57e9)
         mem[2, first::2] = 85e9  # the engine crash-loops: full card, then the other alone
@@ -296,7 +295,7 @@ def _stepped(level: tuple[float, float], at: int, n: int) -> np.ndarray:
 
 
 def test_when_together_asks_that_two_changes_begin_together() -> None:
-    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.conditions import eval_group
     from infersight.diagnose.kb import Group
 
     f = _frame(_vector_incident())
@@ -322,7 +321,7 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
         }
     )
     memory = _stepped((50e9, 70e9), ONSET, f.n)
-    apart = ONSET - 2 * int(TOGETHER_S // f.step)  # the slowdown came half an hour earlier
+    apart = ONSET - 2 * int(CFG.together_s // f.step)  # the slowdown came half an hour earlier
     for slow_at, holds in ((ONSET, True), (apart, False)):
         ctx, _ = _ctx_with(
             {
@@ -343,7 +342,7 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
 def test_when_together_dates_a_change_by_its_earliest_alternative() -> None:
     """The mean batch time rose half an hour before the memory and the tail only with it: the
     slowdown began with the mean, so it did not come together with the memory."""
-    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.conditions import eval_group
     from infersight.diagnose.kb import Group
 
     f = _frame(_vector_incident())
@@ -355,7 +354,7 @@ def test_when_together_dates_a_change_by_its_earliest_alternative() -> None:
         {"all": [{"signal": "inference.gpu_mem_used_bytes", "state": "up"}, {"any": slower}]}
     )
     memory = _stepped((50e9, 70e9), ONSET, f.n)
-    early = ONSET - 2 * int(TOGETHER_S // f.step)
+    early = ONSET - 2 * int(CFG.together_s // f.step)
     for mean_at, holds in ((ONSET, True), (early, False)):
         ctx, _ = _ctx_with(
             {
@@ -371,7 +370,7 @@ def test_when_together_cannot_part_a_change_from_one_there_before_the_window() -
     """A card fuller than its peers' from the window's first point got that way before the
     window: when is unknown, so a slowdown later in the window may have come with it. The
     same memory gap opening half an hour before the slowdown, inside the window, is apart."""
-    from infersight.diagnose.conditions import TOGETHER_S, eval_group
+    from infersight.diagnose.conditions import eval_group
     from infersight.diagnose.kb import Group
 
     f = _frame(_vector_incident())
@@ -388,7 +387,7 @@ def test_when_together_cannot_part_a_change_from_one_there_before_the_window() -
             ]
         }
     )
-    early = ONSET - 2 * int(TOGETHER_S // f.step)
+    early = ONSET - 2 * int(CFG.together_s // f.step)
     assert early > 0
     for memory_at, holds in ((0, True), (early, False)):
         ctx, _ = _ctx_with(

@@ -16,20 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infersight.diagnose.config import DEFAULT_CONFIG, DiagnoseConfig
 from infersight.frame import FloatArray
 
 GIB = float(2**30)
-#: samples with VRAM at or above this share of the card are clipped by an OOM, not a reading
-CLIPPED = 0.97
-#: below this share of the card the process is down or restarting: no request state to read
-DOWN = 0.05
-#: fewer paired samples than this, or in-flight work that never moved by one request: no fit
-MIN_POINTS = 10
-MIN_SPREAD = 1.0
-#: the seed's sizing keeps 20–30% of VRAM as headroom: the pool size recommended in evidence
-RECOMMENDED_SHARE = 0.8
-#: the pairwise slopes are subsampled past this many samples (Theil–Sen is quadratic)
-MAX_POINTS = 400
 
 
 @dataclass(frozen=True)
@@ -42,6 +32,8 @@ class Capacity:
     usable_share: float  # share of the card the limit is held against (1.0: the whole card)
     limit: float  # the configured concurrency limit (latest value)
     points: int  # samples the fit used
+    #: the share of the card the recommended pool size is held against (headroom kept)
+    recommended_share: float = DEFAULT_CONFIG.capacity_recommended_share
 
     def free(self, share: float | None = None) -> float:
         """V: `share` of the card (default `usable_share`) less what is held whatever the load."""
@@ -59,21 +51,24 @@ class Capacity:
     def statement(self, inst: str, factor: float) -> str:
         over = self.limit / self.safe() if self.safe() > 0 else float("inf")
         where = "the card" if self.usable_share >= 1.0 else f"{self.usable_share:.0%} of the card"
-        rec = self.safe(RECOMMENDED_SHARE)
+        rec = self.safe(self.recommended_share)
         return (
             f"service.concurrency_limit on {inst} is {self.limit:.0f} where {where} holds about "
             f"{self.safe():.0f} requests (V/M: {self.free() / GIB:.1f} GiB / "
             f"{self.per_request / GIB:.2f} GiB per request; card {self.card / GIB:.0f} GiB, "
             f"{self.fixed / GIB:.1f} GiB held whatever the load; fit on {self.points} samples): "
             f"{over:.1f}× it, margin {factor:g}×; about {rec:.0f} with "
-            f"{1.0 - RECOMMENDED_SHARE:.0%} headroom"
+            f"{1.0 - self.recommended_share:.0%} headroom"
         )
 
 
-def theil_sen(x: FloatArray, y: FloatArray) -> tuple[float, float]:
-    """(slope, intercept): the median pairwise slope, the median residual intercept."""
-    if x.size > MAX_POINTS:
-        keep = np.linspace(0, x.size - 1, MAX_POINTS).astype(int)
+def theil_sen(
+    x: FloatArray, y: FloatArray, max_points: int = DEFAULT_CONFIG.capacity_max_points
+) -> tuple[float, float]:
+    """(slope, intercept): the median pairwise slope, the median residual intercept; the
+    pairs of at most `max_points` samples evenly spread (the fit is quadratic)."""
+    if x.size > max_points:
+        keep = np.linspace(0, x.size - 1, max_points).astype(int)
         x, y = x[keep], y[keep]
     i, j = np.triu_indices(x.size, 1)
     dx, dy = x[j] - x[i], y[j] - y[i]
@@ -90,12 +85,14 @@ def estimate(
     in_flight: FloatArray | None,
     limit: FloatArray | None,
     usable_share: float,
+    config: DiagnoseConfig = DEFAULT_CONFIG,
 ) -> Capacity | None:
     """The card's concurrency on one instance, or None when the data cannot say: a series
     missing, too few samples, in-flight work that never moved, or a slope that is not positive.
 
     used: VRAM in use (bytes); ratio: the same as a share of the card; in_flight: requests in
-    flight per sample; limit: the configured concurrency limit per sample.
+    flight per sample; limit: the configured concurrency limit per sample; config: the fit's
+    thresholds (`capacity_*`).
     """
     if used is None or ratio is None or in_flight is None or limit is None:
         return None
@@ -103,15 +100,17 @@ def estimate(
     if lim.size == 0:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
-        up = ~np.isnan(used) & ~np.isnan(ratio) & (ratio > DOWN)
+        up = ~np.isnan(used) & ~np.isnan(ratio) & (ratio > config.capacity_down)
         if not np.any(up):
             return None
         card = float(np.median(used[up] / ratio[up]))
-        ok = up & (ratio < CLIPPED) & ~np.isnan(in_flight)
+        ok = up & (ratio < config.capacity_clipped) & ~np.isnan(in_flight)
     x, y = in_flight[ok], used[ok]
-    if x.size < MIN_POINTS or float(np.ptp(x)) < MIN_SPREAD or card <= 0:
+    too_few = x.size < config.capacity_min_points
+    if too_few or float(np.ptp(x)) < config.capacity_min_spread or card <= 0:
         return None
-    slope, fixed = theil_sen(x, y)
+    slope, fixed = theil_sen(x, y, config.capacity_max_points)
     if not np.isfinite(slope) or slope <= 0:
         return None
-    return Capacity(card, fixed, slope, usable_share, float(lim[-1]), int(x.size))
+    recommended = config.capacity_recommended_share
+    return Capacity(card, fixed, slope, usable_share, float(lim[-1]), int(x.size), recommended)

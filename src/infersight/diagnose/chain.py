@@ -1,35 +1,33 @@
 """Linking confirmed hypotheses: who explains whom, which are roots, and each root's chain.
 
-An edge a → b exists when rule a lists b in `explains`, both are confirmed and a did not begin
-well after b (more than `LATE_S`): a cause does not start after its effect (seed §5 reads the
-02:17 incident in the order things happened). A root is a
-confirmed cause (not a symptom) that no other confirmed cause explains. A root's chain is the
-longest path through confirmed hypotheses from it (ties: the one reaching a user-facing
-symptom), so the 02:17 incident reads vector_db_swap → queue_backlog → vram_pressure →
-gpu_util_low.
+An edge a → b exists when rule a lists b in `explains`, both are confirmed and a did not begin well
+after b (more than `DiagnoseConfig.late_s`): a cause does not start after its effect (seed §5 reads
+the 02:17 incident in the order things happened). A root is a confirmed cause (not a symptom) that
+no other confirmed cause explains. A root's chain is the longest path through confirmed hypotheses
+from it (ties: the one reaching a user-facing symptom), so the 02:17 incident reads vector_db_swap →
+queue_backlog → vram_pressure → gpu_util_low.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from infersight.diagnose.config import DEFAULT_CONFIG, DiagnoseConfig
 from infersight.diagnose.kb import Rule
-
-#: Symptoms the user sees; a chain that ends in one of these is preferred.
-USER_FACING = ("latency_high", "errors_high", "throughput_low")
-#: A would-be cause whose onset is this much later than its effect's does not explain it.
-LATE_S = 900.0
 
 
 def edges(
-    confirmed: Mapping[str, Rule], onsets: Mapping[str, float | None] | None = None
+    confirmed: Mapping[str, Rule],
+    onsets: Mapping[str, float | None] | None = None,
+    config: DiagnoseConfig = DEFAULT_CONFIG,
 ) -> dict[str, list[str]]:
-    """a → b for every b that a's rule explains, unless a began more than LATE_S after b."""
+    """a → b for every b that a's rule explains, unless a began more than `late_s` after b."""
     when = onsets or {}
+    late = config.late_s
 
     def in_time(a: str, b: str) -> bool:
         ta, tb = when.get(a), when.get(b)
-        return ta is None or tb is None or ta - tb <= LATE_S
+        return ta is None or tb is None or ta - tb <= late
 
     return {
         rid: [t for t in rule.explains if t in confirmed and t != rid and in_time(rid, t)]
@@ -72,19 +70,23 @@ def reach(graph: Mapping[str, Sequence[str]], start: str) -> set[str]:
     return seen
 
 
-def chain(graph: Mapping[str, Sequence[str]], root: str) -> tuple[str, ...]:
-    """The longest simple path from root (depth-first; the graph is small)."""
+def chain(
+    graph: Mapping[str, Sequence[str]], root: str, config: DiagnoseConfig = DEFAULT_CONFIG
+) -> tuple[str, ...]:
+    """The longest simple path from root (depth-first; the graph is small), up to
+    `chain_max_len` links; of equal length, one that ends in a user-facing symptom."""
     best: list[str] = [root]
+    facing, longest = config.user_facing_symptoms, config.chain_max_len
 
     def score(path: list[str]) -> tuple[int, int]:
-        return (len(path), int(path[-1] in USER_FACING))
+        return (len(path), int(path[-1] in facing))
 
     def dfs(path: list[str]) -> None:
         nonlocal best
         if score(path) > score(best):
             best = list(path)
         for nxt in graph.get(path[-1], ()):
-            if nxt not in path and len(path) < 12:
+            if nxt not in path and len(path) < longest:
                 path.append(nxt)
                 dfs(path)
                 path.pop()

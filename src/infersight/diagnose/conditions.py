@@ -17,28 +17,15 @@ import numpy as np
 
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import clock, from_normal
-from infersight.diagnose.instance_state import (
-    NORMAL_SHOWN,
-    direction_ok,
-    state_on,
-    wanted_direction,
-)
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
-from infersight.diagnose.row_states import (
-    CAPACITY_MARGIN,
-    CAPACITY_SHARE,
-    capacity_missing,
-    estimate_capacity,
-    extreme_split,
-    reads_extreme,
-    settled_data,
-)
+from infersight.diagnose.states import capacity
+from infersight.diagnose.states.direction import direction_ok, wanted_direction
+from infersight.diagnose.states.peaks import extreme_split, reads_extreme, settled_data
+from infersight.diagnose.states.registry import state_on
 from infersight.units import format_duration
 
 Truth = bool | None
-#: `when: together`: changes on one instance this close in time began together
-TOGETHER_S = 900.0
 
 
 @dataclass
@@ -70,13 +57,14 @@ def _together(
     onset: float | None,
     began: dict[str, tuple[float, ...]],
 ) -> bool:
-    """`when: together`: this change began within TOGETHER_S of one the anchor found on
+    """`when: together`: this change began within `together_s` of one the anchor found on
     `inst` (any of its alternatives that held). An anchor dated by the window's first point
     was there before the window: its start is unknown, so it cannot be said to come apart."""
     if c.when != "together" or onset is None or not began.get(inst):
         return True
     known = ctx.frame.start + ctx.frame.step
-    return any(t <= known or abs(onset - t) <= TOGETHER_S for t in began[inst])
+    within = ctx.config.together_s
+    return any(t <= known or abs(onset - t) <= within for t in began[inst])
 
 
 def _during(
@@ -122,10 +110,10 @@ def eval_condition(
             return Outcome(None, missing=missing)
         return Outcome(False)
     if c.state in ("over_capacity", "within_capacity"):
-        decided = [i for i in cands if estimate_capacity(ctx, c.signal, i, 1.0) is not None]
+        decided = capacity.decidable(ctx, c, cands)
         if not decided:
-            return Outcome(None, missing=capacity_missing(ctx, c, cands))
-        cands = tuple(decided)
+            return Outcome(None, missing=capacity.missing(ctx, c, cands))
+        cands = decided
     if c.stat != "median" and c.state in ("up", "down", "above", "below"):
         readable = [i for i in cands if settled_data(ctx, c, i)]
         if not readable:  # only readings right after restarts, which are not trusted
@@ -138,9 +126,11 @@ def eval_condition(
     first_bad: Evidence | None = None
     at: dict[str, tuple[float, ...]] = {}
     apart: Evidence | None = None
+    shown = ctx.config.normal_shown
     for inst in cands:
         since = _during(ctx, c, inst, began or {})
-        ok, ev, onset, score = state_on(ctx, c, inst, len(evidence) < NORMAL_SHOWN, since)
+        reading = state_on(ctx, c, inst, len(evidence) < shown, since)
+        ok, ev, onset = reading.holds, reading.evidence, reading.onset
         first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
@@ -153,7 +143,7 @@ def eval_condition(
             if onset is not None:
                 onsets.append(onset)
                 at[inst] = (onset,)
-            scores.append(score)
+            scores.append(reading.score)
         elif c.state == "normal":  # one instance off is enough to say it is not normal
             first_bad = ev
             break
@@ -161,7 +151,8 @@ def eval_condition(
         if len(held) < len(cands):
             contra = [first_bad] if first_bad is not None else []
             return Outcome(False, evidence=[_against(e) for e in contra])
-        return Outcome(True, frozenset(held), evidence[:NORMAL_SHOWN], scores=[1.0])
+        normal = [ctx.config.normal_score]
+        return Outcome(True, frozenset(held), evidence[:shown], scores=normal)
     share = len(held) / len(cands)
     if not held or share < c.min_share or share > c.max_share:
         since = _during(ctx, c, cands[0], began or {})
@@ -198,25 +189,9 @@ def _not_seen(
     instance that lacks it; where it held on too few (or too many), how many."""
     inst = next((i for i in cands if i not in held), cands[0])
     if c.state in ("over_capacity", "within_capacity"):
-        share = c.level if c.level is not None else CAPACITY_SHARE
-        cap = estimate_capacity(ctx, c.signal, inst, share)
-        if cap is not None:
-            factor = c.factor if c.factor is not None else CAPACITY_MARGIN
-            text = cap.statement(inst, factor) + f" (not {c.state.replace('_', ' ')})"
-            return [
-                Evidence(
-                    signal=c.signal,
-                    instance=inst,
-                    kind="level",
-                    supports=False,
-                    statement=text,
-                    window_start=ctx.frame.start,
-                    window_end=ctx.frame.end,
-                    baseline=factor * cap.safe(),
-                    observed=cap.limit,
-                    unit=ctx.unit(c.signal),
-                )
-            ]
+        against = capacity.not_seen(ctx, c, inst)
+        if against is not None:
+            return [against]
     pre, post, _ = ctx.before_after(c.signal, inst, since)
     if c.stat != "median" and c.state in ("up", "down", "above", "below"):
         k = extreme_split(ctx, c, since)

@@ -17,23 +17,13 @@ import numpy.typing as npt
 
 from infersight.detect import Anomaly, DetectionResult
 from infersight.detect.absence import TARGET_UP
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.exporters import load_catalog
 from infersight.frame import FloatArray, MetricFrame
 from infersight.signals import all_signals
 
 BoolArray = npt.NDArray[np.bool_]
 
-#: Without any anomaly the "incident part" is the last share of the window.
-TAIL_SHARE = 0.3
-#: After a target was down, readings computed from counters are not trusted for peaks for
-#: this long (the default rate window): a counter that restarted and outgrew its old value
-#: before the next scrape hides its reset, and a ratio of two such rates (a mean batch size)
-#: can read far past anything that happened. Gauges (VRAM in use) are read as they are.
-SETTLE_S = 300.0
-#: A peak compared with the one before the incident is "before" up to this long before the
-#: onset: the onset is the users' symptom, and its cause's first readings come a sample or
-#: a few earlier (a second process's memory at 12:54, the latency out of its band at 12:55).
-PEAK_LEAD_S = 300.0
 _COUNTER_FUNCS = re.compile(r"\b(rate|irate|increase|resets|changes)\(")
 
 
@@ -48,14 +38,16 @@ def counter_derived() -> frozenset[str]:
     return frozenset(out)
 
 
-def _onset(det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str]) -> float:
+def _onset(
+    det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str], tail_share: float
+) -> float:
     """Onset of the incident: the earliest strong user-facing anomaly, else the earliest one."""
     uf = set(user_facing)
     strong = [a for a in det.anomalies if not a.weak and a.kind != "trend"]
     pick = [a.onset for a in strong if a.signal in uf] or [a.onset for a in strong]
     if pick:
         return float(min(pick))
-    return frame.start + (1.0 - TAIL_SHARE) * (frame.end - frame.start)
+    return frame.start + (1.0 - tail_share) * (frame.end - frame.start)
 
 
 @dataclass
@@ -67,13 +59,23 @@ class Context:
     _rows: dict[tuple[str, str], FloatArray | None] = field(default_factory=dict)
     #: derived per-instance figures computed once per window (e.g. the card's capacity fit)
     memo: dict[tuple[str, ...], object] = field(default_factory=dict)
+    #: the engine's constants for this diagnosis
+    config: DiagnoseConfig = field(default_factory=DiagnoseConfig)
 
     @classmethod
-    def build(cls, frame: MetricFrame, det: DetectionResult, user_facing: Iterable[str]) -> Context:
+    def build(
+        cls,
+        frame: MetricFrame,
+        det: DetectionResult,
+        user_facing: Iterable[str],
+        config: DiagnoseConfig | None = None,
+    ) -> Context:
+        cfg = config or DiagnoseConfig()
         by: dict[tuple[str, str], list[Anomaly]] = {}
         for a in det.anomalies:
             by.setdefault((a.signal, a.instance), []).append(a)
-        return cls(frame, det, _onset(det, frame, user_facing), by)
+        onset = _onset(det, frame, user_facing, cfg.tail_share)
+        return cls(frame, det, onset, by, config=cfg)
 
     # -- data ---------------------------------------------------------------------------------
     def instances_of(self, signal: str) -> tuple[str, ...]:
@@ -105,7 +107,8 @@ class Context:
 
     def settled_row(self, signal: str, instance: str) -> FloatArray | None:
         """The signal's row, and for a signal computed from counters with the samples from a
-        down `up` until SETTLE_S after it blanked (NaN): what a peak or a dip is read from."""
+        down `up` until `config.settle_s` after it blanked (NaN): what a peak or a dip is read
+        from."""
         row = self.row(signal, instance)
         if row is None or signal not in counter_derived():
             return row
@@ -123,7 +126,7 @@ class Context:
             up = self.row(TARGET_UP, instance)
             blank: BoolArray | None = None
             if up is not None and np.any(up < 0.5):
-                reach = int(np.ceil(SETTLE_S / self.frame.step))
+                reach = int(np.ceil(self.config.settle_s / self.frame.step))
                 seen = np.concatenate(([0], np.cumsum(up < 0.5)))
                 # a down sample within the last `reach` steps (this one included)
                 lo = np.maximum(np.arange(up.size) - reach, 0)
@@ -148,8 +151,8 @@ class Context:
         return max(1, self.split() - int(lead_s // self.frame.step))
 
     def peak_split(self) -> int:
-        """Grid index where a peak compared with the earlier peak begins (PEAK_LEAD_S)."""
-        return self.split_ahead(PEAK_LEAD_S)
+        """Grid index where a peak compared with the earlier peak begins (`peak_lead_s`)."""
+        return self.split_ahead(self.config.peak_lead_s)
 
     def before_after(
         self, signal: str, instance: str, at: float | None = None

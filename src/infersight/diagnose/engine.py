@@ -17,6 +17,7 @@ from infersight.detect import DetectionResult, detect
 from infersight.detect.config import DEFAULT_USER_FACING
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose.conditions import Outcome, eval_group
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
@@ -34,8 +35,6 @@ from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
 
 INCIDENT = "incident"
-#: An unexplained change at least this large (σ) means "not healthy" even with no rule firing.
-UNHEALTHY_SHIFT = 8.0
 
 
 @dataclass(frozen=True)
@@ -97,13 +96,16 @@ def _evidence(t: _Tried) -> tuple[Evidence, ...]:
 
 
 def _result(
-    t: _Tried, graph: Mapping[str, list[str]], back: Mapping[str, list[str]]
+    t: _Tried,
+    graph: Mapping[str, list[str]],
+    back: Mapping[str, list[str]],
+    config: DiagnoseConfig,
 ) -> HypothesisResult:
     ev = _evidence(t)
     undecided = t.verdict == "confirmed" and t.refute is not None and t.refute.truth is None
     conf = 0.0
     if t.verdict == "confirmed":
-        conf = confidence(t.confirm.scores, ev, sum(1 for _ in walk(t.rule.confirm)))
+        conf = confidence(t.confirm.scores, ev, sum(1 for _ in walk(t.rule.confirm)), config)
     return HypothesisResult(
         id=t.rule.id,
         title=t.rule.title,
@@ -131,27 +133,30 @@ def diagnose(
     kb: KnowledgeBase | None = None,
     at: float | None = None,
     source: Mapping[str, str] | None = None,
+    config: DiagnoseConfig | None = None,
 ) -> Diagnosis:
     """Diagnose windows["incident"] (baselines in the other windows) against the knowledge base.
 
     detection: a DetectionResult already computed on these windows (run here when None);
-    kb: the rules (built-in ones when None); at: the moment of interest, later points ignored.
+    kb: the rules (built-in ones when None); at: the moment of interest, later points ignored;
+    config: the engine's constants (`DiagnoseConfig`'s defaults when None).
     """
     if INCIDENT not in windows:
         raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
     kb = kb or load_kb()
+    cfg = config or DiagnoseConfig()
     det = detection if detection is not None else detect(windows, at=at)
     frame = _cut(windows[INCIDENT], at)
-    ctx = Context.build(frame, det, DEFAULT_USER_FACING)
+    ctx = Context.build(frame, det, DEFAULT_USER_FACING, cfg)
     tried = [_try(ctx, rule) for rule in kb.in_layer_order()]
     confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
-    graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried})
+    graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried}, cfg)
     back = chain_mod.explained_by(graph)
-    results = {t.rule.id: _result(t, graph, back) for t in tried}
+    results = {t.rule.id: _result(t, graph, back, cfg) for t in tried}
     root_ids = chain_mod.roots(confirmed, graph)
-    ranked = order([Candidate(r, results[r].onset, results[r].confidence) for r in root_ids])
+    ranked = order([Candidate(r, results[r].onset, results[r].confidence) for r in root_ids], cfg)
     roots = tuple(
-        RootCause(c.id, i + 1, c.confidence, chain_mod.chain(graph, c.id))
+        RootCause(c.id, i + 1, c.confidence, chain_mod.chain(graph, c.id, cfg))
         for i, c in enumerate(ranked)
     )
     for rc in roots:
@@ -162,7 +167,7 @@ def diagnose(
             explained.add((e.signal, e.instance))
     changes = unexplained(ctx, det.anomalies, explained)
     hyps = tuple(results[t.rule.id] for t in tried)
-    healthy = not confirmed and not any(c.score >= UNHEALTHY_SHIFT for c in changes)
+    healthy = not confirmed and not any(c.score >= cfg.unhealthy_shift for c in changes)
     missing = _missing(hyps)
     unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, graph)
     return Diagnosis(
@@ -170,12 +175,12 @@ def diagnose(
         end=frame.end,
         step=frame.step,
         healthy=healthy,
-        summary=summarize(healthy, roots, results, changes, det, unchecked),
+        summary=summarize(healthy, roots, results, changes, det, unchecked, cfg),
         scope=det.scope.to_dict(),
         root_causes=roots,
         hypotheses=hyps,
         unexplained=tuple(changes),
-        next_actions=next_actions(roots, hyps, kb, unchecked),
+        next_actions=next_actions(roots, hyps, kb, unchecked, cfg),
         missing_signals=missing,
         source=dict(source or {}),
         unchecked_causes=unchecked,

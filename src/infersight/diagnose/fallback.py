@@ -14,30 +14,26 @@ from collections.abc import Iterable
 import numpy as np
 
 from infersight.detect import Anomaly
+from infersight.diagnose.config import MAD_TO_SIGMA
 from infersight.diagnose.context import Context
 from infersight.diagnose.result import UnexplainedChange
 from infersight.units import format_value
-
-MAD_TO_SIGMA = 1.4826
-#: Scale floor as a share of |median(before)|, and the cap on a shift score.
-REL_SCALE_FLOOR = 0.05
-SCORE_CAP = 100.0
-MAX_CHANGES = 12
 
 
 def shift_score(ctx: Context, signal: str, instance: str, at: float) -> float | None:
     row = ctx.row(signal, instance)
     if row is None:
         return None
+    cfg = ctx.config
     k = ctx.frame.index_of(at)
     pre, post = row[:k], row[k:]
     pre, post = pre[~np.isnan(pre)], post[~np.isnan(post)]
-    if pre.size < 3 or post.size < 1:
+    if pre.size < cfg.fallback_min_before or post.size < 1:
         return None
     m0, m1 = float(np.median(pre)), float(np.median(post))
     scale = MAD_TO_SIGMA * float(np.median(np.abs(pre - m0)))
-    scale = max(scale, REL_SCALE_FLOOR * abs(m0), 1e-9)
-    return min(abs(m1 - m0) / scale, SCORE_CAP)
+    scale = max(scale, cfg.fallback_rel_scale_floor * abs(m0), 1e-9)
+    return min(abs(m1 - m0) / scale, cfg.fallback_score_cap)
 
 
 def unexplained(
@@ -49,7 +45,7 @@ def unexplained(
         if key in explained or a.weak:
             continue
         if a.kind == "absent":
-            score: float | None = SCORE_CAP
+            score: float | None = ctx.config.fallback_score_cap
         else:
             score = shift_score(ctx, a.signal, a.instance, a.onset)
         if score is None:
@@ -73,4 +69,4 @@ def unexplained(
         if key not in best or best[key].score < ch.score:
             best[key] = ch
     ranked = sorted(best.values(), key=lambda c: (-c.score, c.onset or 0.0, c.signal))
-    return ranked[:MAX_CHANGES]
+    return ranked[: ctx.config.fallback_max_changes]

@@ -42,20 +42,22 @@ class KBError(ValueError):
 
 class Condition(BaseModel):
     """One signal state. `up`/`down`: deviation from baseline (ratio at least `factor`, change at
-    least `delta`, its way, over the whole excursion or, where that began more than
-    PEAK_LEAD_S before the onset, on its median since the incident began; dated by its first
-    reading that far from the baseline, not by when it left the band: a rate creeping up a
-    morning ramp before a surge tripled it dates the surge; of an excursion that ended 15 min
-    or more before the onset and came back, the later one; a size only the incident's
-    readings reach, from PEAK_LEAD_S before the onset on);
+    least `delta`, its way, over the whole excursion or, where that began more than `peak_lead_s`
+    (`DiagnoseConfig`) before the onset, on its median since the incident began; dated by its first
+    reading that far from the baseline, not by when it left the band: a rate creeping up a morning
+    ramp before a surge tripled it dates the surge; of an excursion that ended 15 min or more before
+    the onset and came back, the later one; a size only the incident's readings reach, from
+    `peak_lead_s` before the onset on);
     `above`/`below`: the level since the incident began passes `level`;
     `stat: max`/`min` reads above/below on the extreme since the incident began instead of the
     median (VRAM's peak, not its steady level: seed §3.2), and makes `up`/`down` compare that
     extreme with the extreme before the incident (by `factor`, default 2; both split
-    `PEAK_LEAD_S` ahead of the onset, as a cause's first readings precede the users' symptom):
+    `peak_lead_s` ahead of the onset, as a cause's first readings precede the users' symptom):
     a burst too short for a sustained deviation; peaks are read away from restarts
     (`Context.settled_row`);
-    `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope;
+    `normal`: present and not anomalous; `trend_up`/`trend_down`: a sustained slope, within
+    the window or across the baselines (a slow climb since yesterday); with `level`, one that
+    runs out (full, or empty) within `level` seconds at its pace;
     `outlier`: away from its peers (`direction` up/down, default the bad one); `absent`: the
     series stopped or the target is down; `event`: its highest value from 30 min before the
     onset on (a cause begins before users notice) exceeds `level` (default 0) and everything
@@ -97,7 +99,7 @@ class Condition(BaseModel):
     ramp with load).
     when: `together` (with `where: same`, on a state that dates its own change: up, down,
     outlier, absent, event, outage, above/below with `stat`): on each instance the change began
-    within `TOGETHER_S` of a change the first matched member of the enclosing `all` group (of
+    within `together_s` of a change the first matched member of the enclosing `all` group (of
     the outer one, for a group nested in an `all`) found there, any of its alternatives (a
     second process brings its memory and its slowdown at once; a slowdown an hour before the
     memory rose is another story); `any` (default): no constraint. An anchor without a date

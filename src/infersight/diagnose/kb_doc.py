@@ -6,18 +6,15 @@ fires (and what refutes it), what it explains, and what to do.
 
 from __future__ import annotations
 
-from infersight.diagnose.chain import LATE_S
-from infersight.diagnose.conditions import TOGETHER_S
-from infersight.diagnose.context import PEAK_LEAD_S, SETTLE_S
+from infersight.diagnose.config import DEFAULT_CONFIG as CFG
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
-from infersight.diagnose.row_states import SHIFT_Z
 
 
 def _cond(c: Condition) -> str:
     if c.state in ("over_capacity", "within_capacity"):
         word = "above" if c.state == "over_capacity" else "at most"
-        share = c.level if c.level is not None else 1.0
-        factor = c.factor if c.factor is not None else 2.0
+        share = c.level if c.level is not None else CFG.capacity_share
+        factor = c.factor if c.factor is not None else CFG.capacity_margin
         parts = [
             f"`{c.signal}` {c.state.replace('_', ' ')}: {word} {factor:g}× V/M "
             f"(V: {share:.0%} of the card less weights and runtime)"
@@ -39,14 +36,16 @@ def _cond(c: Condition) -> str:
         parts.append(f"by ≥ {c.factor:g}×")
     if c.delta is not None:
         parts.append(f"by ≥ {c.delta:g}")
-    if c.level is not None:
+    if c.level is not None and c.state in ("trend_up", "trend_down"):
+        parts.append(f"running out within {c.level / 3600:g} h")
+    elif c.level is not None:
         parts.append(f"{c.level:g}")
     if c.direction is not None:
         parts.append(f"({c.direction})")
     if c.where != "any":
         parts.append(f"on the {c.where} instances")
     if c.when == "together":
-        parts.append(f"beginning within {TOGETHER_S / 60:g} min of the group's first")
+        parts.append(f"beginning within {CFG.together_s / 60:g} min of the group's first")
     if c.when == "during":
         parts.append("while the group's first change lasts")
     if c.min_share > 0:
@@ -106,22 +105,24 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "",
         "Conditions: `up`/`down` — deviation from baseline (factor: the ratio to the baseline "
         "of the excursion's median, or of its median since the incident began where it began "
-        f"more than {PEAK_LEAD_S / 60:g} min before it: a precursor on the morning ramp does "
+        f"more than {CFG.peak_lead_s / 60:g} min before it: a precursor on the morning ramp does "
         "not dilute the size the users felt; "
         "with a factor or a delta, dated by its first reading that far from the baseline, "
-        "of the episode still under way at the onset: one back under that size 15 min or more "
+        "of the episode still under way at the onset: one back under that size "
+        f"{CFG.episode_gap_s / 60:g} min or more "
         "before it has ended; a size only the incident's readings reach is looked for from "
-        f"{PEAK_LEAD_S / 60:g} min before the onset on); "
+        f"{CFG.peak_lead_s / 60:g} min before the onset on); "
         "`above`/`below` — level since the incident began; `normal` — present and not "
         "anomalous; `trend up`/`trend down` — sustained slope; `outlier` — away from same-role "
-        "peers; `absent` — target down or series stopped; `event` — highest value from 30 min "
+        "peers; `absent` — target down or series stopped; `event` — highest value from "
+        f"{CFG.event_lead_s / 60:g} min "
         "before the onset on exceeds the level and everything earlier; `over capacity`/`within "
         "capacity` — the configured concurrency limit against V/M, the requests the card holds,"
         " estimated from the window (M: VRAM per in-flight request, V: the card's usable VRAM "
         "less weights and runtime; seed §3.3); `outage` — a target down at least the level in "
         "seconds that came back (a restart slow to serve); `rose`/`fell` — on instances "
         "another condition pinned, the median since the onset against the median before by "
-        f"the factor and beyond {SHIFT_Z:g} robust σ of the noise before (a change under "
+        f"the factor and beyond {CFG.shift_z:g} robust σ of the noise before (a change under "
         "detection's floors: did the users feel a cause already seen); `outpaces` — on "
         "instances another condition pinned, the signal is further from its peers' (the bad "
         "way) than the `than` signal is from theirs, by the factor (a slowdown larger than "
@@ -131,7 +132,7 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "or lowest reading since the onset, not the median. `same`: on the "
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
-        f"within {TOGETHER_S / 60:g} min of the one the group's first condition found on that "
+        f"within {CFG.together_s / 60:g} min of the one the group's first condition found on that "
         "instance (a second process brings its memory and its slowdown at once) — an anchor "
         "already there at the window's first point began at an unknown time and is not "
         "apart from anything; `when: during`: a median level (or a `rose`/`fell` shift) "
@@ -146,17 +147,24 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "",
         "A peak or dip that must have happened (`stat: max` with up/above, `min` with "
         "down/below) on a signal some mapping computes from counters leaves out the samples up "
-        f"to {SETTLE_S / 60:g} min after the target was down: the rate of a counter that "
+        f"to {CFG.settle_s / 60:g} min after the target was down: the rate of a counter that "
         "restarted and outgrew its old value before the next scrape hides the reset, and a "
         "ratio of such rates (a mean batch size) can read far past anything that happened. With "
         "nothing else left the condition is undecidable, not false.",
         "",
         "Causes are linked by **Explains** only in time order: a cause that began more than "
-        f"{LATE_S / 60:g} min after what it would explain does not explain it. An inconclusive "
+        f"{CFG.late_s / 60:g} min after what it would explain does not explain it. An inconclusive "
         "cause that cannot be decided on the data (its required signals are missing) and would "
         "explain a "
         "root is reported as a possible upstream cause that could not be checked, with the "
         "signal to add.",
+        "",
+        "**Adding a condition kind.** Name the state in `State` (`diagnose/kb.py`, with what "
+        "it accepts in `Condition._check`); write one module in `diagnose/states/` whose "
+        "`read(ctx, condition, instance, shown, since)` returns a `Reading` (holds, evidence, "
+        "onset, score); add one line to `READERS` in `diagnose/states/registry.py`; and its "
+        "test. A constant it needs goes in `DiagnoseConfig` (`diagnose/config.py`) with the "
+        "reason for its default.",
     ]
     for kind, title in (("cause", "Causes"), ("symptom", "Symptoms")):
         out += ["", f"## {title}"]

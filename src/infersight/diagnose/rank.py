@@ -1,8 +1,8 @@
 """Confidence of a confirmed hypothesis and the order of root causes.
 
 Roots are ordered by onset (a cause comes before its effects), but onsets closer than
-`ONSET_TIE_S` (or the detection's own uncertainty) count as simultaneous and are ordered by
-strength of evidence instead: detectors date a slow ramp later than a step.
+`DiagnoseConfig.onset_tie_s` (or the detection's own uncertainty) count as simultaneous and are
+ordered by strength of evidence instead: detectors date a slow ramp later than a step.
 """
 
 from __future__ import annotations
@@ -11,24 +11,30 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infersight.diagnose.config import DEFAULT_CONFIG, DiagnoseConfig
 from infersight.diagnose.result import Evidence
 
-#: Onsets closer than this are simultaneous for ranking.
-ONSET_TIE_S = 900.0
 
-
-def confidence(scores: Sequence[float], evidence: Sequence[Evidence], conditions: int) -> float:
+def confidence(
+    scores: Sequence[float],
+    evidence: Sequence[Evidence],
+    conditions: int,
+    config: DiagnoseConfig = DEFAULT_CONFIG,
+) -> float:
     """0..1 from how many conditions held and how strong their anomalies are.
 
-    Each supporting anomaly's score (robust z × effect, capped) saturates at 20; more
-    independent conditions that hold raise the figure.
+    Each supporting anomaly's score (robust z × effect, capped) saturates at
+    `score_saturation`; more independent conditions that hold raise the figure.
     """
     if not scores:
         return 0.0
-    strength = sum(min(max(s, 0.0), 20.0) / 20.0 for s in scores) / len(scores)
-    breadth = 1.0 - math.exp(-max(conditions, 1) / 2.0)
+    cfg, top = config, config.score_saturation
+    strength = sum(min(max(s, 0.0), top) / top for s in scores) / len(scores)
+    breadth = 1.0 - math.exp(-max(conditions, 1) / cfg.breadth_conditions)
     supporting = sum(1 for e in evidence if e.supports)
-    return round(min(1.0, 0.35 + 0.4 * strength + 0.25 * breadth * min(supporting, 4) / 4), 3)
+    full = cfg.supporting_full
+    wide = cfg.confidence_breadth * breadth * min(supporting, full) / full
+    return round(min(1.0, cfg.confidence_base + cfg.confidence_strength * strength + wide), 3)
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,8 @@ class Candidate:
     confidence: float
 
 
-def order(cands: Sequence[Candidate]) -> list[Candidate]:
-    """Earliest onset first, ties within ONSET_TIE_S broken by confidence."""
+def order(cands: Sequence[Candidate], config: DiagnoseConfig = DEFAULT_CONFIG) -> list[Candidate]:
+    """Earliest onset first, ties within `onset_tie_s` broken by confidence."""
     if not cands:
         return []
     by_conf = sorted(cands, key=lambda c: (-c.confidence, c.id))
@@ -48,6 +54,6 @@ def order(cands: Sequence[Candidate]) -> list[Candidate]:
     def bucket(c: Candidate) -> float:
         if c.onset is None or t0 is None:
             return math.inf
-        return math.floor((c.onset - t0) / ONSET_TIE_S)
+        return math.floor((c.onset - t0) / config.onset_tie_s)
 
     return sorted(by_conf, key=bucket)

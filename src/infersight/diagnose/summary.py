@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from infersight.detect import DetectionResult
+from infersight.diagnose.config import DEFAULT_CONFIG, DiagnoseConfig
 from infersight.diagnose.kb import KnowledgeBase
 from infersight.diagnose.result import (
     HypothesisResult,
@@ -14,20 +15,17 @@ from infersight.diagnose.result import (
 )
 from infersight.units import format_duration
 
-MAX_CHECKS = 8
-#: an unexplained change this large (σ) is named even where nothing is wrong enough to call an
-#: incident (the engine's UNHEALTHY_SHIFT): a GPU 20 °C above its own past that has not yet
-#: throttled is worth a look, and "nothing changed" would hide it
-NOTABLE_SHIFT = 5.0
 
-
-def worth_a_look(changes: Sequence[UnexplainedChange]) -> str:
-    """' Worth a look: …' naming the largest notable unexplained change, or ''."""
-    top = [c for c in changes if c.score >= NOTABLE_SHIFT]
+def worth_a_look(
+    changes: Sequence[UnexplainedChange], config: DiagnoseConfig = DEFAULT_CONFIG
+) -> str:
+    """' Worth a look: …' naming the largest unexplained change past `notable_shift`, or ''."""
+    notable = config.notable_shift
+    top = [c for c in changes if c.score >= notable]
     if not top:
         return ""
     best = max(top, key=lambda c: c.score)
-    more = f" ({len(top) - 1} more changes past {NOTABLE_SHIFT:g} σ)" if len(top) > 1 else ""
+    more = f" ({len(top) - 1} more changes past {notable:g} σ)" if len(top) > 1 else ""
     return f" Worth a look: {best.statement.split(';')[0]}{more}."
 
 
@@ -38,10 +36,11 @@ def summarize(
     changes: Sequence[UnexplainedChange],
     det: DetectionResult,
     unchecked: Sequence[UncheckedCause] = (),
+    config: DiagnoseConfig = DEFAULT_CONFIG,
 ) -> str:
     span = format_duration(det.end - det.start)
     if healthy:
-        look = worth_a_look(changes)
+        look = worth_a_look(changes, config)
         if look:
             return (
                 f"No incident: no failure mode confirmed and no change large enough to call one "
@@ -89,6 +88,7 @@ def next_actions(
     hyps: Sequence[HypothesisResult],
     kb: KnowledgeBase,
     unchecked: Sequence[UncheckedCause] = (),
+    config: DiagnoseConfig = DEFAULT_CONFIG,
 ) -> tuple[str, ...]:
     """Remedies and runbooks of the roots, then how to decide the inconclusive hypotheses
     (first those that would explain a root)."""
@@ -110,7 +110,7 @@ def next_actions(
         for s in h.missing_signals:
             if h.id not in checks.setdefault(s, []):
                 checks[s].append(h.id)
-    for s, ids in list(checks.items())[:MAX_CHECKS]:
+    for s, ids in list(checks.items())[: config.max_checks]:
         how = ""
         for rid in ids:
             rule = kb.get(rid)

@@ -1,0 +1,20 @@
+"""`outlier`: away from its peers (detection's fleet outliers), `direction` up/down or the
+signal's bad way, of the size the condition asks; dated when it got that far."""
+
+from __future__ import annotations
+
+from infersight.diagnose.context import Context
+from infersight.diagnose.evidence import from_anomaly
+from infersight.diagnose.kb import Condition
+from infersight.diagnose.states.direction import direction_ok, wanted_direction
+from infersight.diagnose.states.reading import NOT_HELD, Reading
+from infersight.diagnose.states.sizing import dated, factor_ok
+
+
+def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
+    want = wanted_direction(ctx, c)
+    for a in ctx.anomalies(c.signal, inst, "fleet_outlier"):
+        if not direction_ok(a, want) or not factor_ok(a, c, want, a.observed):
+            continue
+        return dated(ctx, c, a, want, from_anomaly(a, ctx, True), in_incident=False)
+    return NOT_HELD

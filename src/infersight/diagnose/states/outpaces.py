@@ -1,0 +1,73 @@
+"""`outpaces`: the signal is `factor` times further from its peers (its bad way) than `than`
+is from theirs: a change its would-be cause is too small to make; with `stat: max`, its peak
+grew `factor` times as much as `than`'s did against their peaks before (a pass that slowed
+2.5× while the mean batch grew 1.3×: each item costs more, the batches are past the knee —
+below it a larger batch costs less per item). Does not hold where either signal (or, against
+peers, two peers) is missing: it refutes only on data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from infersight.diagnose.context import Context
+from infersight.diagnose.evidence import from_level
+from infersight.diagnose.kb import Condition
+from infersight.diagnose.states.reading import NOT_HELD, Reading
+from infersight.units import format_value
+
+
+def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
+    """(how many times worse than its peers, its median, the peers' median) since the onset,
+    worse the signal's bad way (a clock lower, a batch time higher); None without peers."""
+    since = {i: after for i, (_, after) in ctx.split_medians(signal, ctx.split()).items()}
+    own = since.get(inst)
+    peers = [m for i, m in since.items() if i != inst and m is not None]
+    if own is None or len(peers) < 2:
+        return None
+    fleet = float(np.median(peers))
+    if own <= 0 or fleet <= 0:
+        return None
+    return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
+
+
+def _peak_growth(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
+    """(how many times its peak since the onset exceeds its peak before, the one, the other),
+    read away from restarts and split as the extreme kind splits; None where either side has
+    no reading or the peak before is not positive."""
+    high_before, _, high_since, _ = ctx.extremes(signal, inst, ctx.peak_split(), True)
+    if not high_before > 0 or np.isnan(high_since):
+        return None
+    return high_since / high_before, high_since, high_before
+
+
+def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
+    assert c.than is not None and c.factor is not None
+    own_past = c.stat == "max"
+    measure = _peak_growth if own_past else _worse_than_peers
+    mine, cause = measure(ctx, c.signal, inst), measure(ctx, c.than, inst)
+    if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
+        return NOT_HELD
+    u, cu = ctx.unit(c.signal), ctx.unit(c.than)
+    mine_at = f"({format_value(mine[1], u)} against {format_value(mine[2], u)})"
+    cause_at = f"({format_value(cause[1], cu)} against {format_value(cause[2], cu)})"
+    if own_past:
+        text = (
+            f"{c.signal} on {inst} peaked {mine[0]:.2f}× its highest before the incident "
+            f"{mine_at} while {c.than} peaked {cause[0]:.2f}× {cause_at}: it grew more than "
+            "that can make it"
+        )
+    else:
+        text = (
+            f"{c.signal} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident "
+            f"began {mine_at} while {c.than} is {cause[0]:.2f}× worse {cause_at}: more than "
+            "that can cause"
+        )
+    state = "max" if own_past else "above"
+    ev = from_level(ctx, c.signal, inst, state, mine[2], mine[1], mine[2], ctx.onset)
+    # a comparison over the incident part dates nothing: undated, it does not move the cause's
+    # start back to the incident's onset (a card slowed at 11:53 would then "explain" latency
+    # that rose elsewhere at 11:04, and a second process that came at 11:52 not explain it)
+    score = min(ctx.config.state_score_cap, mine[0] / max(cause[0], 1.0))
+    return Reading(True, dataclasses.replace(ev, statement=text, onset=None), None, score)
