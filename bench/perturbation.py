@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     def progress(what: str, frac: float) -> None:
         print(f"\r{frac:6.1%} {what:40s}", end="", file=sys.stderr, flush=True)
 
+    engine = engine_state()  # before: the rules are read as the run goes
     t = time.perf_counter()
     report = run_perturbations(
         seeds=seeds,
@@ -90,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     wall = time.perf_counter() - t
     print(file=sys.stderr)
+    after = engine_state()
+    if after != engine:
+        engine += (
+            f"; **the engine's files changed during the run** (at its end: {after}), "
+            "so its cases may mix the two"
+        )
     command = COMMAND + (" --quick" if args.quick else f" --seeds {seeds}")
     if args.first_seed:
         command += f" --first-seed {args.first_seed}"
@@ -103,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     kind = "**Quick run**" if args.quick else "**Run**"
     body = (
         f"{kind}: seeds {args.first_seed}–{args.first_seed + seeds - 1}, {', '.join(ds)}, "
-        f"{engine_state()}. Each perturbation moves one knob of the accuracy suite's run "
+        f"{engine}. Each perturbation moves one knob of the accuracy suite's run "
         "(26 h, 6 instances, 60 s) and is scored by the accuracy harness itself: cases are "
         "the observable incident cases (left out as there: a cause the dialect cannot hold, "
         "a true root whose required signals are missing — *not observable* — and a draw "
