@@ -109,6 +109,9 @@ def eval_condition(
         if missing:
             return Outcome(None, missing=missing)
         return Outcome(False)
+    if c.state == "adds" and c.than is not None and not ctx.instances_of(c.than):
+        # no server-side view: where the time sits is unknown
+        return Outcome(None, missing=[c.than])
     if c.state in ("over_capacity", "within_capacity"):
         decided = capacity.decidable(ctx, c, cands)
         if not decided:

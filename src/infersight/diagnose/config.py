@@ -157,6 +157,13 @@ class DiagnoseConfig(BaseModel):
         "samples (the fit is quadratic in them).",
     )
 
+    adds_floor_s: float = Field(
+        0.005,
+        gt=0,
+        description="`adds`: the least time a client-timed latency must have grown to place it "
+        "on the request path, as detection's floor for seconds: 5 ms is not worth a look.",
+    )
+
     # -- scores of states read from the rows ----------------------------------------------------
     state_score_cap: float = Field(
         10.0,

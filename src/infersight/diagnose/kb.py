@@ -23,7 +23,7 @@ from infersight.yamltext import parse_yaml
 
 State = Literal[
     "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event", "over_capacity", "within_capacity", "outage", "rose", "fell", "outpaces",
+    "event", "over_capacity", "within_capacity", "outage", "rose", "fell", "outpaces", "adds",
 ]  # fmt: skip
 #: the capacity states compare this configured limit with what the card holds
 CAPACITY_SIGNAL = "service.concurrency_limit"
@@ -91,6 +91,10 @@ class Condition(BaseModel):
     times as much (peak since over peak before, read away from restarts) as `than`'s did (a
     pass 2.5× slower at its worst while the mean batch peaked 1.3× higher: each item costs
     more, so the batches went past the knee).
+    `adds` (with `than` and `factor`): a client-timed latency (`measured_at: client`) grew, from
+    its median before the onset to its median since, by at least `factor` times the most the
+    server-timed `than` grew on any instance: the rest was added between client and server, on
+    the wire or in a hop without metrics; unknown where `than` is missing.
 
     where: `any` instance carrying the signal, the `same` instances the enclosing group's first
     condition matched, or the `other` instances (not those). `min_share`: the share of the
@@ -162,12 +166,27 @@ class Condition(BaseModel):
             # other states carry their direction in their name (up, fell, trend_down, …)
             raise ValueError(f"direction applies to state 'outlier', not {self.state!r}")
         pace = self.state == "outpaces"
-        if pace != (self.than is not None):
-            raise ValueError("state 'outpaces' and `than` go together")
+        adds = self.state == "adds"
+        if (pace or adds) != (self.than is not None):
+            raise ValueError("states 'outpaces' and 'adds' need `than`, and only they take it")
         if self.than is not None and self.than not in all_signals():
             raise ValueError(f"unknown signal {self.than!r} in `than`")
         if pace and (self.factor is None or self.where != "same"):
             raise ValueError(f"state {self.state!r} needs a factor and where: same")
+        if adds:
+            sig, than = all_signals().get(self.signal), all_signals().get(self.than or "")
+            if self.factor is None:
+                raise ValueError("state 'adds' needs a factor")
+            if (
+                sig is None
+                or sig.measured_at != "client"
+                or than is None
+                or (than.measured_at != "server")
+            ):
+                raise ValueError(
+                    "state 'adds' compares a client-timed latency with a server-timed `than` "
+                    "(measured_at in signals.yaml)"
+                )
         if shift and (self.factor is None or (self.where != "same" and self.min_share < 0.5)):
             raise ValueError(
                 f"state {self.state!r} needs a factor, and where: same or a min_share of at "
@@ -176,7 +195,7 @@ class Condition(BaseModel):
         if (
             self.factor is not None
             and self.state not in ("up", "down", "outlier")
-            and not (capacity or shift or pace)
+            and not (capacity or shift or pace or adds)
         ):
             raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
         if self.state == "outage" and self.signal != UP_SIGNAL:

@@ -6,6 +6,7 @@ from infersight.diagnose.context import Context
 from infersight.diagnose.kb import Condition, State
 from infersight.diagnose.states import (
     absent,
+    adds,
     capacity,
     deviation,
     event,
@@ -36,6 +37,7 @@ READERS: dict[State, Reader] = {
     "rose": shift.read,
     "fell": shift.read,
     "outpaces": outpaces.read,
+    "adds": adds.read,
 }
 
 

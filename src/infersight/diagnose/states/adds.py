@@ -1,0 +1,46 @@
+"""`adds`: where on the request path the added time sits. A client-timed latency (the
+gateway's view of its upstream) grew, since the incident began, by at least `factor` times
+the most that the server-timed `than` grew on any instance carrying it (the engines' own
+request time): the rest of the time was added between them, on the wire or in a hop without
+metrics. Time lost before the server has the request is in the client's figure and never in
+the server's (`measured_at` in signals.yaml). Read in seconds, medians since the onset
+against medians before it; the client's growth must also pass the unit's floor."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from infersight.diagnose.context import Context
+from infersight.diagnose.evidence import from_level
+from infersight.diagnose.kb import Condition
+from infersight.diagnose.states.reading import NOT_HELD, Reading
+from infersight.units import format_value
+
+
+def _grew(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
+    assert c.than is not None and c.factor is not None
+    k = ctx.split()
+    before, after = ctx.split_medians(c.signal, k).get(inst, (None, None))
+    client = _grew(before, after)
+    servers = [
+        g for b, a in ctx.split_medians(c.than, k).values() if (g := _grew(b, a)) is not None
+    ]
+    if client is None or not servers or before is None or after is None:
+        return NOT_HELD
+    server = max(0.0, max(servers))
+    if client < ctx.config.adds_floor_s or client < c.factor * server:
+        return NOT_HELD
+    u = ctx.unit(c.signal)
+    text = (
+        f"{c.signal} on {inst} grew {format_value(client, u)} since the incident began "
+        f"({format_value(before, u)} → {format_value(after, u)}) while {c.than} grew at most "
+        f"{format_value(server, u)} on any of {len(servers)} instance(s): "
+        f"{format_value(client - server, u)} added between them"
+    )
+    ev = from_level(ctx, c.signal, inst, "above", before, after, before, ctx.onset)
+    score = min(ctx.config.state_score_cap, client / max(server, ctx.config.adds_floor_s))
+    return Reading(True, dataclasses.replace(ev, statement=text), ctx.onset, score)
