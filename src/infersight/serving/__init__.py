@@ -9,7 +9,9 @@ from infersight.serving.batching import AdaptiveBatcher, FixedWindowBatcher
 from infersight.serving.cache import LoadingCache
 from infersight.serving.errors import (
     BatcherClosed,
+    BatchFailed,
     BatchSizeMismatch,
+    BatchTimeout,
     LoadCancelled,
     Overloaded,
     OverloadReason,
@@ -28,8 +30,10 @@ from infersight.serving.wait_estimate import predict_wait
 __all__ = [
     "AdaptiveBatcher",
     "AdmissionController",
+    "BatchFailed",
     "BatchFn",
     "BatchSizeMismatch",
+    "BatchTimeout",
     "Batcher",
     "BatcherClosed",
     "FixedWindowBatcher",

@@ -14,6 +14,11 @@ batch and then `k // max_batch_size` more batches (spread over the executors), e
 recent full-batch time (EWMA mean + 4 mean deviations, as TCP's retransmit timer). A safety net
 rejects a request still waiting at `max_queue_wait` (one timer, for the oldest request only), so
 no admitted request waits longer.
+
+Every caller gets exactly one answer. A batch running past `batch_timeout` is cancelled and its
+callers fail with `BatchTimeout`; a CancelledError that batch_fn raises while nobody cancelled the
+batch, or a BaseException that is not an Exception, reaches them as `BatchFailed` (never as a
+cancellation of their own, never as silence).
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from typing import Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 
-from infersight.serving.errors import BatcherClosed, BatchSizeMismatch, Overloaded, OverloadReason
+from infersight.serving.errors import (
+    BatcherClosed,
+    BatchFailed,
+    BatchSizeMismatch,
+    BatchTimeout,
+    Overloaded,
+    OverloadReason,
+)
 from infersight.serving.metrics import serving_metrics
 from infersight.serving.wait_estimate import Ewma, predict_wait
 
@@ -37,6 +49,11 @@ R = TypeVar("R")
 
 BatchFn = Callable[[list[T]], Awaitable[Sequence[R | Exception]]]
 """Runs one batch; slot i answers item i. An Exception instance in a slot fails only that item."""
+
+#: Seconds a batch may run before it is cancelled and its callers fail with BatchTimeout. An
+#: inference batch takes milliseconds to seconds; a minute means the function hangs (a dead GPU
+#: worker, a lost connection), and callers must not wait on it for ever.
+DEFAULT_BATCH_TIMEOUT_S = 60.0
 
 
 @dataclass(eq=False, slots=True)
@@ -65,7 +82,10 @@ class Batcher(ABC, Generic[T, R]):
         max_queue_wait: float | None = None,
         name: str = "default",
         registry: CollectorRegistry | None = None,
+        batch_timeout: float | None = DEFAULT_BATCH_TIMEOUT_S,
     ) -> None:
+        if batch_timeout is not None and batch_timeout <= 0:
+            raise ValueError("batch_timeout must be > 0 (or None: no bound)")
         if max_queue is not None and max_queue < 1:
             # Every request waits in the pending queue, if only until the next loop iteration:
             # max_queue=0 would refuse them all (None means unbounded).
@@ -79,6 +99,7 @@ class Batcher(ABC, Generic[T, R]):
         if any(not 1 <= p <= max_batch_size for p in preferred_batch_sizes):
             raise ValueError("preferred_batch_sizes must lie in [1, max_batch_size]")
         self._batch_fn = batch_fn
+        self.batch_timeout = batch_timeout
         self.max_batch_size = max_batch_size
         self.preferred_batch_sizes = tuple(sorted(set(preferred_batch_sizes)))
         self.max_concurrency = max_concurrency
@@ -201,7 +222,8 @@ class Batcher(ABC, Generic[T, R]):
 
         drain=True dispatches everything pending (without waiting for windows) and returns when
         all batches are done. drain=False fails pending callers with BatcherClosed; batches already
-        executing still complete and are awaited.
+        executing may complete within their `batch_timeout` (without one, they are cancelled at
+        once) and are awaited; a cancelled batch's callers get BatcherClosed.
         """
         self._closed = True
         if drain:
@@ -215,6 +237,9 @@ class Batcher(ABC, Generic[T, R]):
                 if not req.future.done():
                     req.future.set_exception(BatcherClosed(f"batcher {self.name!r} closed"))
             self._m_queue.set(0)
+            if self.batch_timeout is None:
+                for task in self._tasks:
+                    task.cancel()
         while self._tasks:
             await asyncio.wait(set(self._tasks))
 
@@ -341,18 +366,29 @@ class Batcher(ABC, Generic[T, R]):
     async def _run(self, batch: list[_Request[T, R]], dispatched: float) -> None:
         loop = asyncio.get_running_loop()
         start = loop.time()
+        limit = asyncio.timeout(self.batch_timeout)
         try:
-            results = await self._batch_fn([r.item for r in batch])
+            async with limit:
+                results = await self._batch_fn([r.item for r in batch])
             if len(results) != len(batch):
                 raise BatchSizeMismatch(len(batch), len(results))
-        except asyncio.CancelledError:
-            for r in batch:
-                r.future.cancel()
-            raise
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # close(drain=False): we were cancelled
+                _fail(batch, BatcherClosed(f"batcher {self.name!r} closed"))
+                raise
+            _fail(batch, _wrapped(exc, "raised CancelledError, though no caller was cancelled"))
+        except TimeoutError as exc:
+            if limit.expired():
+                _fail(batch, BatchTimeout(f"batch ran past batch_timeout={self.batch_timeout}s"))
+            else:
+                _fail(batch, exc)
         except Exception as exc:
-            for r in batch:
-                if not r.future.done():
-                    r.future.set_exception(exc)
+            _fail(batch, exc)
+        except BaseException as exc:
+            _fail(batch, _wrapped(exc, f"raised {type(exc).__name__}, not an Exception"))
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
         else:
             for r, res in zip(batch, results, strict=True):
                 if r.future.done():
@@ -378,3 +414,16 @@ class Batcher(ABC, Generic[T, R]):
         if size >= self.max_batch_size:
             self._full_batches.add(duration)
         self._any_batches.add(duration)
+
+
+def _fail(batch: Sequence[_Request[T, R]], exc: BaseException) -> None:
+    """Answer every caller of the batch still waiting with `exc`."""
+    for r in batch:
+        if not r.future.done():
+            r.future.set_exception(exc)
+
+
+def _wrapped(exc: BaseException, what: str) -> BatchFailed:
+    out = BatchFailed(f"batch_fn {what}")
+    out.__cause__ = exc
+    return out

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry
 
-from infersight.serving._batcher import Batcher, BatchFn, R, T
+from infersight.serving._batcher import DEFAULT_BATCH_TIMEOUT_S, Batcher, BatchFn, R, T
 
 
 def _check_queue_wait(max_queue_wait: float | None, window: float, window_name: str) -> None:
@@ -56,6 +56,7 @@ class AdaptiveBatcher(Batcher[T, R]):
         max_queue_wait: float | None = None,
         name: str = "default",
         registry: CollectorRegistry | None = None,
+        batch_timeout: float | None = DEFAULT_BATCH_TIMEOUT_S,
     ) -> None:
         if max_wait < 0:
             raise ValueError("max_wait must be >= 0")
@@ -71,6 +72,7 @@ class AdaptiveBatcher(Batcher[T, R]):
             max_queue_wait=max_queue_wait,
             name=name,
             registry=registry,
+            batch_timeout=batch_timeout,
         )
         self.max_wait = max_wait
         self._alpha = ewma_alpha
@@ -133,6 +135,7 @@ class FixedWindowBatcher(Batcher[T, R]):
         max_queue_wait: float | None = None,
         name: str = "default",
         registry: CollectorRegistry | None = None,
+        batch_timeout: float | None = DEFAULT_BATCH_TIMEOUT_S,
     ) -> None:
         if max_queue_delay < 0:
             raise ValueError("max_queue_delay must be >= 0")
@@ -146,6 +149,7 @@ class FixedWindowBatcher(Batcher[T, R]):
             max_queue_wait=max_queue_wait,
             name=name,
             registry=registry,
+            batch_timeout=batch_timeout,
         )
         self.max_queue_delay = max_queue_delay
         self._m_window.set(max_queue_delay)

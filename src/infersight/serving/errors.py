@@ -12,6 +12,15 @@ class BatcherClosed(RuntimeError):
     """The batcher was closed: no new submissions, and (without drain) pending ones fail."""
 
 
+class BatchTimeout(RuntimeError):
+    """The batch ran past `batch_timeout`: it was cancelled and its callers get this."""
+
+
+class BatchFailed(RuntimeError):
+    """batch_fn ended in a way no caller should receive as is (it raised CancelledError while
+    nobody cancelled it, or a BaseException that is not an Exception); `__cause__` holds it."""
+
+
 class BatchSizeMismatch(RuntimeError):
     """batch_fn returned a result list whose length differs from the batch it was given."""
 
