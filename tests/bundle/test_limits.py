@@ -140,3 +140,14 @@ def test_limit_flags_parse_and_refuse_nonsense(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("INFERSIGHT_LIMITS", "members=x")
     with pytest.raises(LimitError, match="INFERSIGHT_LIMITS"):
         current()
+
+
+def test_an_uncountable_declared_grid_is_one_line(tmp_path: Path) -> None:
+    """Found by the fuzz suite: an end/step ratio past float range raised OverflowError."""
+    folder = _bundle(tmp_path)
+    path = folder / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["windows"]["incident"].update(start=0.0, end=2.4e41, step=1.3e-267)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BundleError, match="countable number of points"):
+        read_bundle(folder)

@@ -27,12 +27,12 @@ grid, known canonical signals) and never extracts anything to disk; any problem 
 BundleError with one line naming the member and what is wrong.
 """
 
-from infersight.limits import Limits
 from infersight.bundle.errors import BundleError
 from infersight.bundle.manifest import INCIDENT, SCHEMA_VERSION, Manifest, WindowSpec
 from infersight.bundle.read import Bundle, read_bundle
 from infersight.bundle.summary import BundleSummary, WindowSummary, summarize
 from infersight.bundle.write import check_target, write_bundle
+from infersight.limits import Limits
 
 __all__ = [
     "INCIDENT",

@@ -34,6 +34,9 @@ INCIDENT = "incident"
 METRICS_DIR = "metrics/"
 ARTIFACTS_DIR = "artifacts/"
 
+#: beyond this a declared grid is nonsense even to count (2^53: floats stop holding integers);
+#: what may be read is `Limits.grid_points`, far lower
+MAX_DECLARED_POINTS = 2**53
 _WINDOW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -61,6 +64,8 @@ def window_file(window: str) -> str:
 def grid_points(start: float, end: float, step: float) -> int:
     """Number of grid points of a window, ValueError when end is not on the grid."""
     span = (end - start) / step
+    if not math.isfinite(span) or abs(span) > MAX_DECLARED_POINTS:
+        raise ValueError(f"{start}..{end} by {step} is not a grid of a countable number of points")
     n = round(span)
     if n < 0 or abs(span - n) > 1e-6:
         raise ValueError(f"end {end} is not start {start} plus a whole number of steps {step}")

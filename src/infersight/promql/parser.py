@@ -77,9 +77,16 @@ def _unquote(s: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), body)
 
 
+#: Deepest nesting of sub-expressions (parentheses, signs, calls) accepted. The catalog's mappings
+#: nest under 10; each level costs the recursive parser (and evaluator) about ten Python frames,
+#: so 50 stays far from the interpreter's recursion limit.
+MAX_NESTING = 50
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
+        self.depth = 0
         self.toks: list[tuple[str, str, int]] = []
         pos = 0
         while pos < len(text):
@@ -153,6 +160,15 @@ class _Parser:
         return lhs
 
     def unary(self) -> Expr:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.fail(f"nested more than {MAX_NESTING} deep")
+        try:
+            return self._unary()
+        finally:
+            self.depth -= 1
+
+    def _unary(self) -> Expr:
         # As in PromQL, `^` binds tighter than a sign: `-a ^ 2` is `-(a ^ 2)`.
         power = len(self._LEVELS) - 1
         if self.accept("-"):
