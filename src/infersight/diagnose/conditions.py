@@ -190,7 +190,8 @@ def _not_seen(
 ) -> list[Evidence]:
     """One piece of evidence against: the condition looked for and not found, on the first
     instance that lacks it; where it held on too few (or too many), how many."""
-    inst = next((i for i in cands if i not in held), cands[0])
+    holding = set(held)
+    inst = next((i for i in cands if i not in holding), cands[0])
     if c.state in ("over_capacity", "within_capacity"):
         against = capacity.not_seen(ctx, c, inst)
         if against is not None:

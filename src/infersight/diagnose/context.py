@@ -102,8 +102,20 @@ class Context:
         key = (signal, instance)
         if key not in self._rows:
             s = self.frame.get(signal)
-            self._rows[key] = None if s is None else s.row(instance)
+            k = None if s is None else self._positions(signal).get(instance)
+            self._rows[key] = None if s is None or k is None else s.values[k]
         return self._rows[key]
+
+    def _positions(self, signal: str) -> dict[str, int]:
+        """Instance → row index of the signal (built once: `SignalSeries.row` scans the
+        instances, which read for every instance would grow with the square of the fleet)."""
+        key = ("positions", signal)
+        if key not in self.memo:
+            s = self.frame.get(signal)
+            self.memo[key] = {} if s is None else {i: k for k, i in enumerate(s.instances)}
+        out = self.memo[key]
+        assert isinstance(out, dict)
+        return out
 
     def settled_row(self, signal: str, instance: str) -> FloatArray | None:
         """The signal's row, and for a signal computed from counters with the samples from a

@@ -21,24 +21,34 @@ def _grew(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else after - before
 
 
+def _server_growth(ctx: Context, than: str, k: int) -> tuple[int, float]:
+    """(how many instances carry `than` before and since grid index k, the most it grew on
+    any): the same for every client instance, so read once per window, not once each."""
+    key = ("adds_servers", than, str(k))
+    if key not in ctx.memo:
+        grew = [g for b, a in ctx.split_medians(than, k).values() if (g := _grew(b, a)) is not None]
+        ctx.memo[key] = (len(grew), max(grew, default=0.0))
+    out = ctx.memo[key]
+    assert isinstance(out, tuple)
+    return out
+
+
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
     assert c.than is not None and c.factor is not None
     k = ctx.split()
     before, after = ctx.split_medians(c.signal, k).get(inst, (None, None))
     client = _grew(before, after)
-    servers = [
-        g for b, a in ctx.split_medians(c.than, k).values() if (g := _grew(b, a)) is not None
-    ]
-    if client is None or not servers or before is None or after is None:
+    carried, most = _server_growth(ctx, c.than, k)
+    if client is None or not carried or before is None or after is None:
         return NOT_HELD
-    server = max(0.0, max(servers))
+    server = max(0.0, most)
     if client < ctx.config.adds_floor_s or client < c.factor * server:
         return NOT_HELD
     u = ctx.unit(c.signal)
     text = (
         f"{c.signal} on {inst} grew {format_value(client, u)} since the incident began "
         f"({format_value(before, u)} → {format_value(after, u)}) while {c.than} grew at most "
-        f"{format_value(server, u)} on any of {len(servers)} instance(s): "
+        f"{format_value(server, u)} on any of {carried} instance(s): "
         f"{format_value(client - server, u)} added between them"
     )
     ev = from_level(ctx, c.signal, inst, "above", before, after, before, ctx.onset)

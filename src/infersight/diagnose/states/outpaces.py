@@ -15,21 +15,44 @@ from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import NOT_HELD, Reading
+from infersight.frame import FloatArray
 from infersight.units import format_value
 
 
 def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
     """(how many times worse than its peers, its median, the peers' median) since the onset,
     worse the signal's bad way (a clock lower, a batch time higher); None without peers."""
-    since = {i: after for i, (_, after) in ctx.split_medians(signal, ctx.split()).items()}
-    own = since.get(inst)
-    peers = [m for i, m in since.items() if i != inst and m is not None]
-    if own is None or len(peers) < 2:
+    since = ctx.split_medians(signal, ctx.split())
+    own = since.get(inst, (None, None))[1]
+    ordered = _sorted_since(ctx, signal)
+    if own is None or ordered.size - 1 < 2:  # its peers: every other instance with a reading
         return None
-    fleet = float(np.median(peers))
+    fleet = _median_without(ordered, own)
     if own <= 0 or fleet <= 0:
         return None
     return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
+
+
+def _sorted_since(ctx: Context, signal: str) -> FloatArray:
+    """Every instance's median since the onset, sorted (once per signal: each instance's peers
+    are these less its own, and gathering them per instance grows with the fleet's square)."""
+    key = ("outpaces_sorted", signal)
+    if key not in ctx.memo:
+        meds = [m for _, m in ctx.split_medians(signal, ctx.split()).values() if m is not None]
+        ctx.memo[key] = np.sort(np.asarray(meds, dtype=np.float64))
+    out = ctx.memo[key]
+    assert isinstance(out, np.ndarray)
+    return out
+
+
+def _median_without(ordered: FloatArray, own: float) -> float:
+    """The median of `ordered` (sorted, holding `own`) less one reading equal to `own`: the
+    middle one or two of what is left, averaged as `np.median` averages them."""
+    p = int(np.searchsorted(ordered, own))  # ordered[p] == own: any equal reading will do
+    left = ordered.size - 1
+    mids = (left // 2,) if left % 2 else (left // 2 - 1, left // 2)
+    middle = [ordered[j] if j < p else ordered[j + 1] for j in mids]
+    return float(np.median(middle))
 
 
 def _peak_growth(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:
