@@ -36,7 +36,7 @@ from infersight.detect.slow_climb import slow_climbs
 from infersight.detect.trend import Trend, detect_trends
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.signals import all_signals
-from infersight.units import format_value
+from infersight.units import format_duration, format_value
 
 INCIDENT = "incident"
 UNKNOWN_LAYER = "unknown"
@@ -164,6 +164,13 @@ def _fleet_anomaly(f: FleetOutlier, cfg: DetectConfig) -> Anomaly:
     )
 
 
+def _pace(tr: Trend) -> str:
+    """"climbing 307 MiB an hour", in the signal's unit."""
+    meta = _meta(tr.signal)
+    way = "climbing" if tr.slope_per_s > 0 else "falling"
+    return f"{way} {format_value(abs(tr.slope_per_h), meta.unit if meta else None)} an hour"
+
+
 def _trend_anomaly(tr: Trend, step: float) -> Anomaly:
     tte = tr.time_to_exhaustion_s
     txt = f", exhausted in {tte / 3600:.1f} h" if tte is not None else ""
@@ -178,7 +185,7 @@ def _trend_anomaly(tr: Trend, step: float) -> Anomaly:
         score=float(min(abs(tr.mk_z), 50.0)),
         observed=tr.level,
         baseline=tr.level - tr.change,
-        detail=f"{tr.instance}: {tr.signal} moving {tr.slope_per_h:+.4g}/h (tau {tr.tau:.2f}){txt}",
+        detail=f"{tr.instance}: {tr.signal} {_pace(tr)} over {format_duration(tr.span_s)}{txt}",
     )
 
 

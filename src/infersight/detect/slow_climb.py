@@ -76,7 +76,9 @@ def slow_climbs(
                 span_s=DAY,
                 start=end - DAY,
                 tau=1.0,
-                mk_z=float("nan"),
+                # no Mann–Kendall test across three windows: the hour's climb over the noise
+                # of a window's median stands for it (capped as a score is)
+                mk_z=float(min(climb_h[r] / max(noise[r], 1e-12), 50.0)),
                 capacity=cap,
                 time_to_exhaustion_s=tte,
                 exhausts_at=end + tte if tte is not None else None,
