@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
 
 import typer
 
@@ -14,7 +18,8 @@ from infersight.cli import (
     lab_cmds,
     pull_cmds,
 )
-from infersight.cli.common import CommandError, err_console
+from infersight.cli.common import CommandError, err_console, markup_safe
+from infersight.cli.stdout_guard import guarded
 
 app = typer.Typer(
     name="infersight",
@@ -44,6 +49,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from infersight.bundle import BundleError
     from infersight.diagnose import KBError
     from infersight.exporters import CatalogError
+    from infersight.safe_write import OutputError
     from infersight.signals import UnknownSignalError
     from infersight.sources.errors import SourceError
     from infersight.sources.exposition import ExpositionError
@@ -54,21 +60,44 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         CatalogError,
         ExpositionError,
         KBError,
+        OutputError,
         PromJSONError,
         SourceError,
         UnknownSignalError,
     )
 
 
+def _crash_report(exc: BaseException) -> Path | None:
+    """The traceback of an internal error, in a file a user can attach to a bug report."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=f"infersight-crash-{int(time.time())}-", suffix=".txt")
+        with open(fd, "w", encoding="utf-8") as out:
+            out.write(" ".join(sys.argv) + "\n\n")
+            out.write("".join(traceback.format_exception(exc)))
+        return Path(name)
+    except OSError:
+        return None
+
+
 def main() -> None:
     try:
-        app()
+        guarded(app)
     except CommandError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
         sys.exit(exc.code)
     except _user_errors() as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+    except Exception as exc:  # a bug: one line, and the details in a file to report
+        where = _crash_report(exc)
+        detail = f"; details in {where}" if where else ""
+        err_console.print(
+            f"[red]internal error:[/] {markup_safe(type(exc).__name__)}: {markup_safe(exc)}"
+            f"{markup_safe(detail)} (please report it with that file)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(1)

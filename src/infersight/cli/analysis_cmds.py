@@ -19,11 +19,14 @@ from infersight.cli.common import (
     print_json,
 )
 from infersight.cli.connection import (
+    DEFAULT_DEADLINE_S,
     BasicOpt,
     BearerOpt,
     CaOpt,
     Connection,
+    DeadlineOpt,
     InsecureOpt,
+    LimitOpt,
     TimeoutOpt,
 )
 from infersight.cli.inputs import AtOpt, BundleArg, PrometheusOptional, WindowOpt, gather
@@ -39,8 +42,13 @@ def _conn(
     ca: str | None,
     insecure: bool,
     timeout: float,
+    deadline: float,
+    raise_limit: list[str] | None,
 ) -> Connection | None:
-    return None if url is None else Connection(url, bearer, basic, ca, insecure, timeout)
+    if url is None:
+        return None
+    limits = tuple(raise_limit or ())
+    return Connection(url, bearer, basic, ca, insecure, timeout, deadline, limits)
 
 
 def detect(
@@ -56,6 +64,8 @@ def detect(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
@@ -68,8 +78,10 @@ def detect(
     from infersight.detect import detect as run_detect
     from infersight.report.view import coverage_note
 
-    conn = _conn(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
-    inputs = gather(bundle, conn, at, window, as_json, mappings)
+    conn = _conn(
+        prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
+    )
+    inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit)
     cov = assess(inputs.windows, inputs.missing, inputs.at)
     coverage = [c.__dict__ for c in cov.layers]
     if not cov.judged:
@@ -158,6 +170,8 @@ def diagnose(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    raise_limit: LimitOpt = None,
 ) -> None:
     """Which layer broke and why: root causes, the chain to the symptoms, and the evidence.
 
@@ -193,8 +207,12 @@ def diagnose(
         kb = load_kb(rules or [])
     except KBError as exc:
         fail(str(exc))
-    conn = _conn(prometheus, bearer_token, basic_auth, ca_file, insecure, timeout)
-    inputs = gather(bundle, conn, at, window, fmt != "terminal" and out is None, mappings)
+    conn = _conn(
+        prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
+    )
+    inputs = gather(
+        bundle, conn, at, window, fmt != "terminal" and out is None, mappings, raise_limit
+    )
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
     if cov.judged:
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)

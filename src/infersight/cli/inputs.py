@@ -80,6 +80,7 @@ def gather(
     window: str,
     quiet: bool,
     mappings: list[Path] | None = None,
+    raise_limit: list[str] | None = None,
 ) -> Inputs:
     """Windows (incident + baselines) from exactly one of a bundle or a live server."""
     if (bundle is None) == (conn is None):
@@ -91,10 +92,11 @@ def gather(
         fail(str(exc), EXIT_USAGE)
     if bundle is not None:
         from infersight.bundle import BundleError, read_bundle
+        from infersight.limits import LimitError, current
 
         try:
-            b = read_bundle(bundle)
-        except BundleError as exc:
+            b = read_bundle(bundle, current(raise_limit or ()))
+        except (BundleError, LimitError) as exc:
             fail(str(exc))
         frame = b.frame
         if at_s is not None and not frame.start <= at_s <= frame.end + frame.step:

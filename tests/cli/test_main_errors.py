@@ -1,0 +1,58 @@
+"""main(): every failure is one line; a bug leaves its traceback in a file, not on screen."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import infersight.cli as cli
+
+INFERSIGHT = str(Path(sys.executable).with_name("infersight"))
+
+
+def _boom() -> None:
+    raise RuntimeError("unexpected [/] state")
+
+
+def test_an_internal_error_is_one_line_and_a_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cli, "app", _boom)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert "internal error: RuntimeError: unexpected [/] state" in err
+    (report,) = tmp_path.glob("infersight-crash-*.txt")
+    assert "Traceback" in report.read_text() and "_boom" in report.read_text()
+
+
+def test_markup_in_a_user_error_is_printed_not_parsed(tmp_path: Path) -> None:
+    missing = tmp_path / "no[/]such.tar.gz"
+    run = subprocess.run(
+        [INFERSIGHT, "bundle", "inspect", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "no[/]such" in run.stderr
+
+
+def test_stdout_that_cannot_be_written_is_one_line() -> None:
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [INFERSIGHT, "signals"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "cannot write to standard output" in run.stderr
