@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,16 @@ def test_requires_names_what_makes_a_rule_undecidable() -> None:
     plain = load_kb().get("vram_leak")
     assert plain is not None and not plain.requires
     assert plain.unobservable(["inference.gpu_mem_used_bytes"]) == ["inference.gpu_mem_used_bytes"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "latin1"])
+def test_a_rule_file_that_is_no_text_file_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    if kind == "fifo":
+        os.mkfifo(bad)  # reading it would block forever
+    elif kind == "folder":
+        bad.mkdir()
+    else:
+        bad.write_bytes(GOOD.replace("title: Mine", "title: Règle").encode("latin-1"))
+    with pytest.raises(KBError, match=r"bad\.yaml: (not a regular file|not UTF-8)"):
+        load_kb([tmp_path])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,11 +145,6 @@ def test_rule_yaml(text: str) -> None:
         parse_rule(text, "<fuzz>")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="diagnose/kb.py: KBError for invalid YAML carries PyYAML's multi-line mark "
-    '(`in "<unicode string>", line 1, column 1`); it must be joined into one line',
-)
 @BUDGET
 @given(_RULES)
 def test_rule_yaml_errors_are_one_line(text: str) -> None:
