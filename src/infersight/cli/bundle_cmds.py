@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_USAGE, console, fail, print_json
+from infersight.cli.common import EXIT_USAGE, console, fail, markup_safe, print_json
 from infersight.cli.connection import LimitOpt
 from infersight.exporters import load_catalog
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
@@ -66,7 +66,9 @@ def inspect(
         print_json(summary)
         return
     src = ", ".join(f"{k}={v}" for k, v in summary["source"].items())
-    console.print(f"[bold]{bundle}[/] ({summary['file_size']:,} bytes), verified; source: {src}")
+    console.print(
+        f"[bold]{markup_safe(bundle)}[/] ({summary['file_size']:,} bytes), verified; source: {src}"
+    )
     for w in summary["windows"]:
         console.print(
             f"  window {w['name']}: {iso(w['start'])} → {iso(w['end'])} every {w['step']:g}s, "
@@ -235,6 +237,6 @@ def import_files(
         print_json(summary)
         return
     console.print(
-        f"wrote [bold]{path}[/]: {len(store)} raw series → {len(res.frame.signals)} signals × "
-        f"{len(res.frame.instances)} instances, {iso(first)} → {iso(last)}"
+        f"wrote [bold]{markup_safe(path)}[/]: {len(store)} raw series → "
+        f"{len(res.frame.signals)} signals × {len(res.frame.instances)} instances, {iso(first)} → {iso(last)}"
     )

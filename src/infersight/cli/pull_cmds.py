@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_USAGE, console, err_console, fail, print_json
+from infersight.cli.common import EXIT_USAGE, console, err_console, fail, markup_safe, print_json
 from infersight.cli.connection import (
     DEFAULT_DEADLINE_S,
     BasicOpt,
@@ -74,8 +74,8 @@ def probe(
         print_json(result.to_dict())
         return
     console.print(
-        f"[bold]{result.url}[/]: {len(result.metric_names)} metric names; exporter families: "
-        f"{', '.join(result.families) or 'none recognised'}"
+        f"[bold]{markup_safe(result.url)}[/]: {len(result.metric_names)} metric names; "
+        f"exporter families: {', '.join(result.families) or 'none recognised'}"
     )
     table = Table(title="coverage per layer (unavailable means unknown, not healthy)")
     table.add_column("layer", no_wrap=True)
@@ -176,12 +176,13 @@ def pull(
         return
     inc = windows[INCIDENT]
     console.print(
-        f"wrote [bold]{path}[/]: {iso(start)} → {iso(end)} every {step}, {len(inc.signals)} "
-        f"signals × {len(inc.instances)} instances, {inc.points()} points; "
+        f"wrote [bold]{markup_safe(path)}[/]: {iso(start)} → {iso(end)} every {step}, "
+        f"{len(inc.signals)} signals × {len(inc.instances)} instances, {inc.points()} points; "
         f"baselines: {', '.join(n for n in windows if n != INCIDENT) or 'none'}; "
         f"{sum(r['queries'] for r in report.values())} HTTP queries"
     )
     if missing:
         err_console.print(
-            f"{len(missing)} signals unavailable (see `infersight bundle inspect {path}`)"
+            f"{len(missing)} signals unavailable "
+            f"(see `infersight bundle inspect {markup_safe(path)}`)"
         )
