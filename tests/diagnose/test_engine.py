@@ -690,9 +690,13 @@ def test_outpaces_needs_than_factor_and_the_same_instances() -> None:
     from infersight.diagnose.kb import Condition
 
     fwd, clk = "inference.forward_time_avg", "infra.gpu_sm_clock_mhz"
-    with pytest.raises(ValidationError, match="'outpaces' and `than` go together"):
+    with pytest.raises(
+        ValidationError, match="'outpaces' and 'adds' need `than`, and only they take it"
+    ):
         Condition(signal=fwd, state="outpaces", factor=1.2, where="same")
-    with pytest.raises(ValidationError, match="'outpaces' and `than` go together"):
+    with pytest.raises(
+        ValidationError, match="'outpaces' and 'adds' need `than`, and only they take it"
+    ):
         Condition(signal=fwd, state="rose", than=clk, factor=1.2, where="same")
     with pytest.raises(ValidationError, match=r"unknown signal 'gpu\.clock' in `than`"):
         Condition(signal=fwd, state="outpaces", than="gpu.clock", factor=1.2, where="same")
