@@ -238,5 +238,6 @@ def import_files(
         return
     console.print(
         f"wrote [bold]{markup_safe(path)}[/]: {len(store)} raw series → "
-        f"{len(res.frame.signals)} signals × {len(res.frame.instances)} instances, {iso(first)} → {iso(last)}"
+        f"{len(res.frame.signals)} signals × {len(res.frame.instances)} instances, "
+        f"{iso(first)} → {iso(last)}"
     )
