@@ -802,3 +802,13 @@ def test_a_deviation_s_size_is_read_while_the_incident_lasts() -> None:
     assert "300 ms since the incident began (5.9" in o.evidence[0].statement
     # a size only the incident reaches is dated from just before it, not by the odd readings
     assert o.onset == ctx.frame.start + ONSET * STEP
+
+
+def test_a_library_caller_with_nothing_readable_is_told_so() -> None:
+    empty = MetricFrame(START, STEP, N, {"service.e2e_latency_p99": SignalSeries(
+        NODES, np.full((len(NODES), N), np.nan))})  # fmt: skip
+    dx = diagnose({"incident": empty})
+    assert dx.judged is False and dx.healthy is False
+    assert dx.summary.startswith("Cannot judge")
+    full = diagnose({"incident": _frame(_vector_incident())})
+    assert full.judged is True and full.coverage

@@ -170,7 +170,7 @@ def diagnose(
     healthy = not confirmed and not any(c.score >= cfg.unhealthy_shift for c in changes)
     missing = _missing(hyps)
     unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, graph)
-    return Diagnosis(
+    dx = Diagnosis(
         start=frame.start,
         end=frame.end,
         step=frame.step,
@@ -185,6 +185,11 @@ def diagnose(
         source=dict(source or {}),
         unchecked_causes=unchecked,
     )
+    # what could be read is part of the answer: with nothing readable it is "cannot judge",
+    # never "nothing is wrong" (imported here: coverage reads the Diagnosis contract)
+    from infersight.coverage import apply, assess
+
+    return apply(dx, assess(windows, None, at))
 
 
 def _unchecked(
