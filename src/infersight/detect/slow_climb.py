@@ -17,7 +17,7 @@ import numpy as np
 
 from infersight.detect._stats import FloatArray, nanmedian
 from infersight.detect.config import DetectConfig
-from infersight.detect.trend import Trend, capacity_for
+from infersight.detect.trend import Trend, capacity_for, running_out
 from infersight.frame import MetricFrame
 
 HOUR, DAY = 3600.0, 86400.0
@@ -63,25 +63,26 @@ def slow_climbs(
         inst = instances[r]
         slope = float(now[r] - then_h[r]) / HOUR
         level = float(now[r])
-        cap = capacity_for(unit, bad, inst, signal, capacity, cfg)
-        tte = max(0.0, (cap - level) / slope) if cap is not None and slope else None
         out.append(
-            Trend(
-                signal=signal,
-                layer=layer,
-                instance=inst,
-                slope_per_s=slope,
-                level=level,
-                change=float(now[r] - then_d[r]),
-                span_s=DAY,
-                start=end - DAY,
-                tau=1.0,
-                # no Mann–Kendall test across three windows: the hour's climb over the noise
-                # of a window's median stands for it (capped as a score is)
-                mk_z=float(min(climb_h[r] / max(noise[r], 1e-12), 50.0)),
-                capacity=cap,
-                time_to_exhaustion_s=tte,
-                exhausts_at=end + tte if tte is not None else None,
+            running_out(
+                Trend(
+                    signal=signal,
+                    layer=layer,
+                    instance=inst,
+                    slope_per_s=slope,
+                    level=level,
+                    change=float(now[r] - then_d[r]),
+                    span_s=DAY,
+                    start=end - DAY,
+                    tau=1.0,
+                    # no Mann–Kendall test across three windows: the hour's climb over the
+                    # noise of a window's median stands for it (capped as a score is)
+                    mk_z=float(min(climb_h[r] / max(noise[r], 1e-12), 50.0)),
+                    capacity=capacity_for(unit, bad, inst, signal, capacity, cfg),
+                    time_to_exhaustion_s=None,
+                    exhausts_at=None,
+                ),
+                end,
             )
         )
     return out

@@ -10,6 +10,7 @@ same shape the series had yesterday at the same level (a diurnal ramp is not a l
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,6 +120,15 @@ class Trend:
         }
 
 
+def running_out(tr: Trend, end: float) -> Trend:
+    """The trend with its time to exhaustion from `end` at its pace, where it has a capacity
+    and a slope (a trend already past its capacity has none left: 0)."""
+    if tr.capacity is None or tr.slope_per_s == 0:
+        return tr
+    tte = max(0.0, float((tr.capacity - tr.level) / tr.slope_per_s))
+    return dataclasses.replace(tr, time_to_exhaustion_s=tte, exhausts_at=end + tte)
+
+
 def capacity_for(
     unit: str | None,
     bad: str,
@@ -191,27 +201,24 @@ def detect_trends(
         inst = instances[r]
         slope, level = float(fit.slope[r]), float(fit.level_end[r])
         cap = capacity_for(unit, bad, inst, signal, capacity, cfg)
-        tte: float | None = None
-        at: float | None = None
-        if cap is not None and slope != 0:
-            remaining = (cap - level) / slope
-            tte = max(0.0, float(remaining))
-            at = float(t[-1]) + tte
         out.append(
-            Trend(
-                signal=signal,
-                layer=layer,
-                instance=inst,
-                slope_per_s=slope,
-                level=level,
-                change=float(change[r]),
-                span_s=float(fit.span_s[r]),
-                start=float(t[int(fit.first[r])]),
-                tau=float(fit.tau[r]),
-                mk_z=float(fit.mk_z[r]),
-                capacity=cap,
-                time_to_exhaustion_s=tte,
-                exhausts_at=at,
+            running_out(
+                Trend(
+                    signal=signal,
+                    layer=layer,
+                    instance=inst,
+                    slope_per_s=slope,
+                    level=level,
+                    change=float(change[r]),
+                    span_s=float(fit.span_s[r]),
+                    start=float(t[int(fit.first[r])]),
+                    tau=float(fit.tau[r]),
+                    mk_z=float(fit.mk_z[r]),
+                    capacity=cap,
+                    time_to_exhaustion_s=None,
+                    exhausts_at=None,
+                ),
+                float(t[-1]),
             )
         )
     return out
