@@ -165,7 +165,7 @@ def _fleet_anomaly(f: FleetOutlier, cfg: DetectConfig) -> Anomaly:
 
 
 def _pace(tr: Trend) -> str:
-    """"climbing 307 MiB an hour", in the signal's unit."""
+    """The pace in words and the signal's unit: climbing 307 MiB an hour."""
     meta = _meta(tr.signal)
     way = "climbing" if tr.slope_per_s > 0 else "falling"
     return f"{way} {format_value(abs(tr.slope_per_h), meta.unit if meta else None)} an hour"
