@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -16,6 +18,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.sim
 def test_accuracy_from_a_later_seed_as_json_and_into_a_page(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     res = _run(

@@ -305,7 +305,7 @@ def _load() -> dict[str, Any]:
     return out
 
 
-@pytest.mark.parametrize("name", [*SYNTH, *SIM])
+@pytest.mark.parametrize("name", [*SYNTH, *(pytest.param(n, marks=pytest.mark.sim) for n in SIM)])
 def test_golden(name: str) -> None:
     if name in SIM:
         pytest.importorskip("infersight.lab.sim.run")
