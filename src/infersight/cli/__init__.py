@@ -82,8 +82,8 @@ def _crash_report(exc: BaseException) -> Path | None:
 def main() -> None:
     try:
         guarded(app)
-    except CommandError as exc:
-        err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
+    except CommandError as exc:  # its str() is escaped already
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.code)
     except _user_errors() as exc:
         err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
