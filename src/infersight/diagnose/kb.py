@@ -8,8 +8,6 @@ the id of a built-in rule replaces it. Errors name the file and the field.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +18,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from infersight.diagnose.rule_files import RuleFileError, read_rule_file
 from infersight.signals import Layer, all_signals
 from infersight.yamltext import parse_yaml
 
@@ -366,30 +365,6 @@ def _check_links(rules: dict[str, Rule], origins: dict[str, str]) -> None:
                 raise KBError(f"{origins[r.id]}: explains: a rule cannot explain itself")
 
 
-#: a rule is a page of YAML: anything larger is not a rule file
-MAX_RULE_BYTES = 1 << 20
-
-
-def _read_rule_file(path: Path) -> str:
-    """A rule file's text; a folder, a FIFO or a device named *.yaml is refused without
-    blocking, as is a file that is not UTF-8 or larger than any rule."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise KBError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise KBError(f"{path}: not a regular file; a rule is a YAML file")
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(MAX_RULE_BYTES + 1)
-    if len(data) > MAX_RULE_BYTES:
-        raise KBError(f"{path}: larger than {MAX_RULE_BYTES} bytes; not a rule file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise KBError(f"{path}: not UTF-8 text; is it a YAML rule file?") from None
-
-
 def load_kb(extra_dirs: Iterable[Path | str] = ()) -> KnowledgeBase:
     """The built-in rules plus every *.yaml in `extra_dirs` (later files replace earlier ids)."""
     rules: dict[str, Rule] = {}
@@ -401,7 +376,11 @@ def load_kb(extra_dirs: Iterable[Path | str] = ()) -> KnowledgeBase:
         if not path.is_dir():
             raise KBError(f"{path}: not a folder of rule files")
         for f in sorted([*path.glob("*.yaml"), *path.glob("*.yml")]):
-            rule = parse_rule(_read_rule_file(f), str(f))
+            try:
+                text = read_rule_file(f)
+            except RuleFileError as exc:
+                raise KBError(str(exc)) from None
+            rule = parse_rule(text, str(f))
             rules[rule.id], origins[rule.id] = rule, str(f)
     _check_links(rules, origins)
     ordered = sorted(rules.values(), key=lambda r: (LAYER_ORDER.index(r.layer), r.id))
