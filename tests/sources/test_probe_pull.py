@@ -18,7 +18,8 @@ from infersight.frame import FloatArray, MetricFrame
 from infersight.lab.live.servers import LocalPrometheus, LocalVictoriaMetrics, free_port
 from infersight.sources.errors import AuthError, ServerUnreachable
 from infersight.sources.probe import probe
-from infersight.sources.prometheus import PrometheusClient, Series
+from infersight.sources.prometheus import PrometheusClient
+from infersight.sources.promseries import Series
 from infersight.sources.pull import on_grid, pull
 from servers import FakeServer, Reply, Request, matrix, ok, require
 

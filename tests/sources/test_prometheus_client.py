@@ -20,7 +20,8 @@ from infersight.sources.errors import (
     ServerError,
     ServerUnreachable,
 )
-from infersight.sources.prometheus import PrometheusClient, Series, parse_result, stitch
+from infersight.sources.prometheus import PrometheusClient
+from infersight.sources.promseries import Series, parse_result, stitch
 from servers import FakeServer, Reply, Request, matrix, ok
 
 FAST = {"retries": 2, "backoff": 0.01, "timeout": 5.0}

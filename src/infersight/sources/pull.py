@@ -25,7 +25,8 @@ from infersight.signals import get_signal
 from infersight.sources.errors import AuthError, DeadlineExceeded, ServerUnreachable, SourceError
 from infersight.sources.merge import first_family_wins, rows_by_identity
 from infersight.sources.plan import plan_signals
-from infersight.sources.prometheus import PrometheusClient, Series
+from infersight.sources.prometheus import PrometheusClient
+from infersight.sources.promseries import Series
 
 Progress = Callable[[int, int], None]
 _FATAL = (ServerUnreachable, AuthError, DeadlineExceeded)
