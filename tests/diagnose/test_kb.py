@@ -88,9 +88,22 @@ def test_requires_names_what_makes_a_rule_undecidable() -> None:
     assert rule.unobservable(["inference.gpu_processes", "inference.forward_time_p99"]) == []
     gone = ["inference.gpu_processes", "inference.forward_time_avg", "inference.forward_time_p99"]
     assert set(rule.unobservable(gone)) == set(gone)
-    plain = load_kb().get("vram_leak")
+    plain = load_kb().get("latency_high")
     assert plain is not None and not plain.requires
-    assert plain.unobservable(["inference.gpu_mem_used_bytes"]) == ["inference.gpu_mem_used_bytes"]
+    assert plain.unobservable(["service.ttft_p99"]) == ["service.ttft_p99"]
+
+
+def test_every_cause_names_what_it_cannot_be_decided_without() -> None:
+    """A cause's `requires` is what separates an unchecked prediction (a gap) from an
+    undecidable rule: every cause states it, and each entry is a signal its conditions read."""
+    for rule in load_kb().rules:
+        if rule.kind != "cause":
+            continue
+        assert rule.requires, f"{rule.id} declares no requires"
+        read = set(rule.condition_signals())
+        for entry in rule.requires:
+            alts = [a.strip() for a in entry.split("|")]
+            assert any(a in read for a in alts), f"{rule.id}: {entry} is read by no condition"
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "latin1"])

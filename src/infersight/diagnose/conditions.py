@@ -2,9 +2,14 @@
 
 A condition on a signal the data lacks is *unknown*, never "normal": a missing signal is not a
 healthy one. `all` is false as soon as one member is false, unknown if one is unknown, else
-true; `any` is true as soon as one member is true. The first member of an `all` group that
-holds fixes the instances that `where: same` members look at (the vector DB's host metrics are
-read on the vector DB, the GPU's temperature on the node whose requests are slow).
+true; `any` is true as soon as one member is true. A prediction that cannot be checked because
+its signals are absent from the data altogether (an exporter not deployed, a metric dropped by
+relabelling) and that the rule does not `require` is a *gap*, not a veto: `all` then holds on
+what could be checked, at least one member of it, and names the gap (`Outcome.gaps`).
+
+The first member of an `all` group that holds fixes the instances that `where: same` members
+look at (the vector DB's host metrics are read on the vector DB, the GPU's temperature on the
+node whose requests are slow).
 """
 
 from __future__ import annotations
@@ -39,6 +44,13 @@ class Outcome:
     #: per instance where it holds: when its change began (every alternative that held and
     #: dates its change: an `any` group keeps them all)
     began: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: signals of predictions an `all` could not check and held without (see the module doc)
+    gaps: list[str] = field(default_factory=list)
+    #: False when nothing beneath could be read at all: every signal it names is missing
+    checked: bool = True
+    #: the share of its predictions it held without checking: gaps of an `all` count one
+    #: member each, nested shares count in proportion; an `any` takes its best-checked holder
+    unchecked: float = 0.0
 
 
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
@@ -107,7 +119,7 @@ def eval_condition(
     if not cands:
         missing = [c.signal] if not ctx.instances_of(c.signal) or c.where == "same" else []
         if missing:
-            return Outcome(None, missing=missing)
+            return Outcome(None, missing=missing, checked=False)
         return Outcome(False)
     if c.state == "adds" and c.than is not None and not ctx.instances_of(c.than):
         # no server-side view: where the time sits is unknown
@@ -214,12 +226,22 @@ def _not_seen(
     return [ev]
 
 
+def _is_gap(o: Outcome, tolerated: frozenset[str]) -> bool:
+    """An unknown member nothing of which could be read, for want of signals absent from the
+    data and not required. One whose other readings were checked and failed is not a gap: the
+    prediction was put to the test through what the data has."""
+    return o.truth is None and not o.checked and bool(o.missing) and set(o.missing) <= tolerated
+
+
 def eval_group(
     ctx: Context,
     g: Group,
     anchor: frozenset[str] | None = None,
     began: dict[str, tuple[float, ...]] | None = None,
+    tolerated: frozenset[str] = frozenset(),
 ) -> Outcome:
+    """`tolerated`: signals absent from the data that the rule does not require; an `all`
+    member left unknown only for want of them is a gap (see the module doc)."""
     outs: list[Outcome] = []
     local, local_began = anchor, began
     # alternatives of an `any` that must come together with the anchor's change are one
@@ -235,7 +257,7 @@ def eval_group(
         if isinstance(m, Condition):
             o = eval_condition(ctx, m, local, local_began, family)
         else:
-            o = eval_group(ctx, m, local, local_began)
+            o = eval_group(ctx, m, local, local_began, tolerated)
         outs.append(o)
         if g.mode == "all" and o.truth is True and o.instances:
             where = m.where if isinstance(m, Condition) else "same"
@@ -245,6 +267,12 @@ def eval_group(
                 local = local & o.instances or local
             if local_began is None:
                 local_began = o.began
+    every = outs
+    gaps = [o for o in outs if g.mode == "all" and _is_gap(o, tolerated)]
+    if gaps and len(gaps) < len(outs):
+        outs = [o for o in outs if not any(o is gap for gap in gaps)]
+    else:
+        gaps = []
     truths = [o.truth for o in outs]
     at: dict[str, tuple[float, ...]] = {}
     if g.mode == "all":
@@ -260,12 +288,24 @@ def eval_group(
                     at[i] = at.get(i, ()) + ts
     keep = [o for o in outs if o.truth is truth] if truth is not None else outs
     onsets = [o.onset for o in keep if o.onset is not None and o.truth is True]
+    held_gaps = {s for o in gaps for s in o.missing} if truth is True else set()
+    held_gaps |= {s for o in keep if o.truth is True for s in o.gaps}
+    holders = [o.unchecked for o in keep if o.truth is True]
+    if truth is not True or not holders:
+        share = 0.0
+    elif g.mode == "all":
+        share = (len(gaps) + sum(holders)) / len(every)
+    else:
+        share = min(holders)
     return Outcome(
         truth,
         inst,
         [e for o in keep for e in o.evidence],
-        sorted({s for o in outs for s in o.missing}),
+        sorted({s for o in every for s in o.missing}),
         onsets[0] if onsets else None,
         [s for o in keep if o.truth is True for s in o.scores],
         at,
+        sorted(held_gaps),
+        checked=any(o.checked for o in every),
+        unchecked=share,
     )

@@ -233,6 +233,15 @@ class DiagnoseConfig(BaseModel):
     supporting_full: int = Field(
         4, ge=1, description="Pieces of supporting evidence that give breadth its full weight."
     )
+    gap_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="A hypothesis confirmed with predictions it could not check (their signals "
+        "absent, not required) loses this share of its confidence times the share of its "
+        "predictions that were gaps: at the same onset, a cause checked in full ranks above "
+        "one checked in part, and half its predictions unchecked cost a quarter.",
+    )
 
     # -- chain and ranking ----------------------------------------------------------------------
     late_s: float = Field(

@@ -53,8 +53,20 @@ def _cut(frame: MetricFrame, at: float | None) -> MetricFrame:
     return MetricFrame(frame.start, frame.step, n, series)
 
 
+def _tolerated(ctx: Context, rule: Rule) -> frozenset[str]:
+    """The rule's condition signals the data lacks altogether, when everything it `requires`
+    is there: predictions on them are gaps, not vetoes. A rule that declares nothing required
+    needs all it reads (none tolerated); one whose requirement is unmet stays undecidable."""
+    if not rule.requires:
+        return frozenset()
+    absent = frozenset(s for s in rule.condition_signals() if not ctx.instances_of(s))
+    if rule.unobservable(absent):
+        return frozenset()
+    return absent
+
+
 def _try(ctx: Context, rule: Rule) -> _Tried:
-    c = eval_group(ctx, rule.confirm)
+    c = eval_group(ctx, rule.confirm, tolerated=_tolerated(ctx, rule))
     r = eval_group(ctx, rule.refute, c.instances or None) if rule.refute is not None else None
     verdict: Verdict
     if r is not None and r.truth is True:
@@ -104,8 +116,10 @@ def _result(
     ev = _evidence(t)
     undecided = t.verdict == "confirmed" and t.refute is not None and t.refute.truth is None
     conf = 0.0
+    gaps = tuple(t.confirm.gaps) if t.verdict == "confirmed" else ()
     if t.verdict == "confirmed":
         conf = confidence(t.confirm.scores, ev, sum(1 for _ in walk(t.rule.confirm)), config)
+        conf = round(conf * (1 - config.gap_weight * t.confirm.unchecked), 3)
     return HypothesisResult(
         id=t.rule.id,
         title=t.rule.title,
@@ -123,6 +137,7 @@ def _result(
         runbook=t.rule.runbook,
         refute_undecided=undecided,
         refute_missing=tuple(t.refute.missing) if undecided and t.refute is not None else (),
+        unchecked_predictions=gaps,
     )
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
-#: `judged` nor `coverage`)
-READABLE_VERSIONS = (1, 2, 3, 4)
+#: `judged` nor `coverage`, 4 no `unchecked_predictions`)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -55,6 +55,9 @@ class HypothesisResult:
     #: only readings that are not trusted): it stands unchallenged on that count
     refute_undecided: bool = False
     refute_missing: tuple[str, ...] = ()  # the signals that check lacked
+    #: confirmed on what could be checked: predictions on these signals could not be (absent
+    #: from the data, and the rule does not require them)
+    unchecked_predictions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class Diagnosis:
                     "explains": tuple(h["explains"]),
                     "explained_by": tuple(h["explained_by"]),
                     "refute_missing": tuple(h.get("refute_missing", ())),
+                    "unchecked_predictions": tuple(h.get("unchecked_predictions", ())),
                 }
             )
             for h in data["hypotheses"]

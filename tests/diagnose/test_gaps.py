@@ -1,0 +1,69 @@
+"""A prediction whose signals the data lacks altogether is a gap, not a veto (conditions.py):
+a cause holds on what could be checked, names what could not, and ranks below the same cause
+checked in full. What a rule `requires` still cannot be done without."""
+
+from __future__ import annotations
+
+from rag_stack import _DCGM, GATEWAY, NODES, windows
+
+from infersight.diagnose import diagnose
+
+#: dcgm-exporter not deployed: every signal it alone provides
+WITHOUT_DCGM = tuple(_DCGM)
+
+
+def _all(value: float) -> dict[str, float]:
+    return {n: value for n in NODES}
+
+
+SURGE = {
+    "access.request_rate": {GATEWAY: 70.0},
+    "access.request_latency_p99": {GATEWAY: 3.0},
+    "access.upstream_latency_p99": {GATEWAY: 2.9},
+    "service.request_rate": _all(17.6),
+    "inference.gpu_util": _all(0.9),
+    "service.queue_wait_p99": _all(2.4),
+    "service.queue_length": _all(30.0),
+    "service.e2e_latency_p99": _all(2.8),
+    "service.e2e_latency_avg": _all(1.2),
+    "inference.running_requests": _all(14.0),
+    "inference.batch_size": _all(14.0),
+    "generation": {},
+}
+SURGE.pop("generation")
+
+
+def test_a_surge_without_gpu_metrics_is_named_with_what_it_could_not_check() -> None:
+    full = diagnose(windows(SURGE))
+    blind = diagnose(windows(SURGE, drop=WITHOUT_DCGM))
+    assert blind.root_causes and blind.root_causes[0].hypothesis == "traffic_surge"
+    seen, checked = blind.hypothesis("traffic_surge"), full.hypothesis("traffic_surge")
+    assert seen is not None and checked is not None
+    assert "inference.gpu_util" in seen.unchecked_predictions
+    assert checked.unchecked_predictions == ()
+    assert seen.confidence < checked.confidence
+
+
+def test_a_prediction_checked_through_other_readings_and_failed_is_no_gap() -> None:
+    # a surge: more sequences run, batches grow; without the GPU's utilisation, a worker
+    # shortage's "the engine gets no busier" is still read on running requests and batch size
+    # and fails there, so the shortage is not confirmed on the gap
+    blind = diagnose(windows(SURGE, drop=WITHOUT_DCGM))
+    pool = blind.hypothesis("threadpool_too_small")
+    assert pool is not None and pool.verdict != "confirmed"
+
+
+def test_a_cause_whose_required_signals_are_missing_stays_undecided() -> None:
+    # a hot card with its clock pulled down, but dcgm-exporter not deployed: throttling
+    # cannot be confirmed on its symptoms alone, it is named as not checkable
+    change = {
+        "infra.gpu_sm_clock_mhz": {"node-2": 1614.0},
+        "infra.gpu_temp_c": {"node-2": 82.0},
+        "service.e2e_latency_p99": {"node-2": 0.7},
+        "service.e2e_latency_avg": {"node-2": 0.3},
+        "access.request_latency_p99": {GATEWAY: 0.6},
+    }
+    dx = diagnose(windows(change, drop=WITHOUT_DCGM))
+    h = dx.hypothesis("gpu_thermal_throttling")
+    assert h is not None and h.verdict == "inconclusive"
+    assert "infra.gpu_temp_c" in h.missing_signals
