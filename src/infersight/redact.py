@@ -88,8 +88,9 @@ class Redactor:
         url: str,
         bearer_token: str | None = None,
         basic_auth: tuple[str, str] | None = None,
+        others: Iterable[str] = (),
     ) -> Redactor:
-        secrets: list[str | None] = [bearer_token]
+        secrets: list[str | None] = [bearer_token, *others]
         creds = [c for c in (userinfo(url), basic_auth) if c is not None]
         for user, password in creds:
             secrets.append(password)

@@ -19,6 +19,7 @@ from infersight.cli import (
     pull_cmds,
 )
 from infersight.cli.common import CommandError, err_console, markup_safe
+from infersight.cli.connection import with_connection_options
 from infersight.cli.stdout_guard import guarded
 
 app = typer.Typer(
@@ -34,10 +35,10 @@ app = typer.Typer(
 )
 app.command("signals")(catalog_cmds.signals)
 app.command("exporters")(catalog_cmds.exporters)
-app.command("probe")(pull_cmds.probe)
-app.command("pull")(pull_cmds.pull)
-app.command("detect")(analysis_cmds.detect)
-app.command("diagnose")(analysis_cmds.diagnose)
+app.command("probe")(with_connection_options(pull_cmds.probe))
+app.command("pull")(with_connection_options(pull_cmds.pull))
+app.command("detect")(with_connection_options(analysis_cmds.detect))
+app.command("diagnose")(with_connection_options(analysis_cmds.diagnose))
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)

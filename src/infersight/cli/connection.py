@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
@@ -12,6 +17,7 @@ from infersight.cli.common import EXIT_USAGE, fail
 from infersight.redact import redact_url
 
 if TYPE_CHECKING:
+    from infersight.sources.connect import ConnectionSettings
     from infersight.sources.prometheus import PrometheusClient
 
 PrometheusOpt = Annotated[
@@ -44,13 +50,31 @@ CaOpt = Annotated[str | None, typer.Option("--ca-file", help="CA bundle to verif
 InsecureOpt = Annotated[
     bool, typer.Option("--insecure", help="Do not verify the server's TLS certificate.")
 ]
+
+
+def parse_timeout(value: str | float) -> float:
+    """`--timeout`: a duration with a unit (10s, 2m, 1m30s) or a bare number of seconds."""
+    from infersight.timeparse import parse_duration
+
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        try:
+            seconds = parse_duration(value)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{exc}; e.g. --timeout 30s, 2m or 45") from None
+    if not 0.1 <= seconds < 1e9:
+        raise typer.BadParameter(f"{value!r}: give at least 0.1 s (e.g. --timeout 30s)")
+    return seconds
+
+
 TimeoutOpt = Annotated[
     float,
     typer.Option(
         "--timeout",
-        help="Seconds one HTTP request may take in all, from sending it to the last byte of the "
-        "answer (a timeout is not retried).",
-        min=0.1,
+        help="How long one HTTP request may take in all, from sending it to the last byte of the "
+        "answer: 30s, 2m, or a bare number of seconds (a timeout is not retried).",
+        parser=parse_timeout,
     ),
 ]
 #: the whole command's time with a server, when --deadline is not given: a hung server must not
@@ -87,6 +111,97 @@ def _env_deadline() -> float:
     return value
 
 
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        "-H",
+        help="NAME: VALUE sent with every request (e.g. 'X-Team: infra'); repeatable.",
+    ),
+]
+TenantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        help="Tenant of Mimir, Cortex or Thanos: sent as the X-Scope-OrgID header "
+        "(or set INFERSIGHT_TENANT).",
+        envvar="INFERSIGHT_TENANT",
+    ),
+]
+TokenFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--bearer-token-file",
+        help="Read the bearer token from this file (its first line); keeps it out of the "
+        "process list and shell history.",
+    ),
+]
+HTTPConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--http.config.file",
+        help="HTTP client config in the format promtool and amtool read (authorization, "
+        "basic_auth, tls_config, http_headers).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class ConnectionExtras:
+    """The connection options added to every server command by `with_connection_options`."""
+
+    headers: tuple[str, ...] = ()
+    tenant: str | None = None
+    bearer_token_file: Path | None = None
+    http_config_file: Path | None = None
+
+
+_NO_EXTRAS = ConnectionExtras()
+_extras: ContextVar[ConnectionExtras | None] = ContextVar("connection_extras", default=None)
+
+
+def _current_extras() -> ConnectionExtras:
+    return _extras.get() or _NO_EXTRAS
+
+
+def with_connection_options(fn: Callable[..., None]) -> Callable[..., None]:
+    """The command `fn` with --header, --tenant, --bearer-token-file and --http.config.file
+    added; a `Connection` made while it runs picks them up."""
+    hints = get_type_hints(fn, include_extras=True)
+    sig = inspect.signature(fn)
+    added = {
+        "header": HeaderOpt,
+        "tenant": TenantOpt,
+        "bearer_token_file": TokenFileOpt,
+        "http_config_file": HTTPConfigOpt,
+    }
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+    ]
+    params += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
+        for name, ann in added.items()
+    ]
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> None:
+        extras = ConnectionExtras(
+            tuple(kwargs.pop("header", None) or ()),
+            kwargs.pop("tenant", None),
+            kwargs.pop("bearer_token_file", None),
+            kwargs.pop("http_config_file", None),
+        )
+        token = _extras.set(extras)
+        try:
+            fn(*args, **kwargs)
+        finally:
+            _extras.reset(token)
+
+    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**hints, **added}
+    return command
+
+
 @dataclass(frozen=True)
 class Connection:
     """How to reach the server. `url` is for display and storage: its credentials are masked
@@ -100,26 +215,49 @@ class Connection:
     timeout: float
     deadline: float = field(default_factory=_env_deadline)
     limits: tuple[str, ...] = ()
+    extras: ConnectionExtras = field(default_factory=_current_extras)
     _raw_url: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_raw_url", self.url)
         object.__setattr__(self, "url", redact_url(self.url))
 
+    def settings(self) -> ConnectionSettings:
+        """These options as the settings the sources read; a usage error when malformed."""
+        from pydantic import SecretStr
+
+        from infersight.sources.connect import ConnectionSettings, parse_header
+
+        headers: dict[str, str] = {}
+        try:
+            for text in self.extras.headers:
+                name, value = parse_header(text)
+                headers[name] = value
+        except ValueError as exc:
+            fail(str(exc), EXIT_USAGE)
+        return ConnectionSettings(
+            url=self._raw_url,
+            headers=headers,
+            tenant=self.extras.tenant,
+            bearer_token=SecretStr(self.bearer_token) if self.bearer_token is not None else None,
+            bearer_token_file=self.extras.bearer_token_file,
+            basic_auth=SecretStr(self.basic_auth) if self.basic_auth is not None else None,
+            http_config_file=self.extras.http_config_file,
+            ca_file=self.ca_file,
+            insecure=self.insecure,
+            timeout=self.timeout,
+            deadline=self.deadline,
+        )
+
     def client(self) -> PrometheusClient:
         # imported here: httpx takes a while to load, and most commands never need it
         from infersight.limits import LimitError, current
         from infersight.sources.errors import BadConnection, BadCredentials
-        from infersight.sources.prometheus import PrometheusClient
 
         if not self._raw_url.strip().startswith(("http://", "https://")):
             fail(f"--prometheus {self.url!r} must start with http:// or https://", EXIT_USAGE)
-        basic: tuple[str, str] | None = None
-        if self.basic_auth is not None:
-            user, sep, password = self.basic_auth.partition(":")
-            if not sep:
-                fail("--basic-auth must be USER:PASSWORD", EXIT_USAGE)
-            basic = (user, password)
+        if self.basic_auth is not None and ":" not in self.basic_auth:
+            fail("--basic-auth must be USER:PASSWORD", EXIT_USAGE)
         if self.ca_file is not None and not os.path.isfile(self.ca_file):
             fail(f"--ca-file {self.ca_file}: no such file", EXIT_USAGE)
         try:
@@ -127,15 +265,6 @@ class Connection:
         except LimitError as exc:
             fail(str(exc), EXIT_USAGE)
         try:
-            return PrometheusClient(
-                self._raw_url,
-                timeout=self.timeout,
-                deadline=self.deadline,
-                bearer_token=self.bearer_token,
-                basic_auth=basic,
-                ca_file=self.ca_file,
-                insecure=self.insecure,
-                limits=limits,
-            )
+            return self.settings().client(limits)
         except (BadConnection, BadCredentials) as exc:
             fail(str(exc), EXIT_USAGE)

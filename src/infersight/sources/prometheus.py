@@ -145,6 +145,7 @@ class PrometheusClient:
         ca_file: str | None = None,
         insecure: bool = False,
         client_cert: str | tuple[str, str] | None = None,
+        headers: dict[str, str] | None = None,
         max_concurrency: int = 8,
         retries: int = 3,
         backoff: float = 0.5,
@@ -155,7 +156,11 @@ class PrometheusClient:
             raise ValueError("max_points_per_query must be at least 2")
         from_url = userinfo(url.strip())
         basic_auth = basic_auth or from_url
-        self._redactor = Redactor.for_connection(url, bearer_token, basic_auth)
+        extra = dict(headers or {})
+        for name, value in extra.items():
+            _check_header(f"header {name}", value)
+        secrets = [v for k, v in extra.items() if k.lower() != "x-scope-orgid"]
+        self._redactor = Redactor.for_connection(url, bearer_token, basic_auth, secrets)
         self._base = _base_url(url)
         self.url = redact_url(self._base)  #: for display: never holds a credential
         if bearer_token is not None:
@@ -171,7 +176,10 @@ class PrometheusClient:
         self.max_concurrency = max(1, max_concurrency)
         self.max_points_per_query = max_points_per_query
         self.requests = 0  #: HTTP requests sent, retries included
-        self._headers = {"Authorization": f"Bearer {bearer_token}"} if bearer_token else {}
+        self._headers = {
+            **extra,
+            **({"Authorization": f"Bearer {bearer_token}"} if bearer_token else {}),
+        }
         self._auth = httpx.BasicAuth(*basic_auth) if basic_auth else None
         self._verify = _tls(ca_file, insecure, client_cert)
         self._http: httpx.AsyncClient | None = None

@@ -1,0 +1,122 @@
+"""How to reach a Prometheus-compatible server, from flags, a config file or both.
+
+One model for every caller (the CLI's connection options, `infersight serve`'s config file):
+
+    ConnectionSettings(url=..., headers={...}, tenant="team-a", bearer_token_file=...,
+                       http_config_file=..., timeout=30).client(limits)
+
+Credentials come from exactly one place: a bearer token (inline or from a file), basic auth, or
+the `--http.config.file`; two of them at once is refused rather than one silently winning.
+`tenant` is sent as `X-Scope-OrgID` (Mimir, Cortex, Thanos, Loki). Secrets are `SecretStr`:
+their repr and the model's dump never show them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from infersight.limits import Limits
+from infersight.redact import redact_url
+from infersight.sources.errors import BadConnection, BadCredentials
+from infersight.sources.httpconfig import HTTPConfigError, read_http_config, read_secret_file
+from infersight.sources.prometheus import PrometheusClient
+
+TENANT_HEADER = "X-Scope-OrgID"
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """`Name: value` (or `Name=value`) → (name, value); ValueError saying what is wrong."""
+    m = re.match(r"\s*([^:=\s]+)\s*[:=]\s?(.*)$", text)
+    if m is None or not _TOKEN.fullmatch(m.group(1)):
+        raise ValueError(f"--header {text.split(':')[0]!r}: give NAME: VALUE, e.g. 'X-Team: infra'")
+    name, value = m.group(1), m.group(2).strip()
+    if name.lower() in ("authorization", "host", "content-length"):
+        raise ValueError(
+            f"--header {name}: set credentials with --bearer-token(-file) or --basic-auth"
+        )
+    if not value:
+        raise ValueError(f"--header {name}: has no value")
+    return name, value
+
+
+class ConnectionSettings(BaseModel):
+    """Everything needed to talk to one server; `url` may hold userinfo (masked when shown)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(description="Base URL of the Prometheus-compatible server.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
+    tenant: str | None = Field(None, description="Sent as X-Scope-OrgID (Mimir, Cortex, Thanos).")
+    bearer_token: SecretStr | None = None
+    bearer_token_file: Path | None = None
+    basic_auth: SecretStr | None = Field(None, description="USER:PASSWORD")
+    http_config_file: Path | None = Field(
+        None, description="An HTTP config file as promtool and amtool read."
+    )
+    ca_file: str | None = None
+    insecure: bool = False
+    timeout: float = Field(30.0, gt=0)
+    deadline: float | None = Field(None, gt=0)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            parse_header(f"{name}: {value}")
+        return v
+
+    def shown_url(self) -> str:
+        return redact_url(self.url)
+
+    def client(self, limits: Limits | None = None, max_concurrency: int = 8) -> PrometheusClient:
+        """A client for the server; BadConnection / BadCredentials (one line) when unusable."""
+        headers = dict(self.headers)
+        token = self.bearer_token.get_secret_value() if self.bearer_token else None
+        basic: tuple[str, str] | None = None
+        if self.basic_auth is not None:
+            user, sep, password = self.basic_auth.get_secret_value().partition(":")
+            if not sep:
+                raise BadCredentials("--basic-auth must be USER:PASSWORD")
+            basic = (user, password)
+        ca, insecure, cert = self.ca_file, self.insecure, None
+        try:
+            if self.bearer_token_file is not None:
+                if token is not None:
+                    raise BadCredentials("give --bearer-token or --bearer-token-file, not both")
+                token = read_secret_file(self.bearer_token_file, "--bearer-token-file")
+            if self.http_config_file is not None:
+                cfg = read_http_config(self.http_config_file)
+                if (cfg.bearer_token or cfg.basic_auth) and (token or basic):
+                    raise BadCredentials(
+                        "credentials given both on the command line and in --http.config.file; "
+                        "give them in one place"
+                    )
+                token = token or cfg.bearer_token
+                basic = basic or cfg.basic_auth
+                ca = ca or cfg.ca_file
+                insecure = insecure or cfg.insecure
+                cert = cfg.client_cert
+                headers = {**cfg.headers, **headers}
+        except HTTPConfigError as exc:
+            raise BadConnection(str(exc)) from None
+        if token is not None and basic is not None:
+            raise BadCredentials("give a bearer token or basic auth, not both")
+        if self.tenant is not None:
+            headers[TENANT_HEADER] = self.tenant
+        return PrometheusClient(
+            self.url,
+            timeout=self.timeout,
+            deadline=self.deadline,
+            bearer_token=token,
+            basic_auth=basic,
+            ca_file=ca,
+            insecure=insecure,
+            client_cert=cert,
+            headers=headers,
+            max_concurrency=max_concurrency,
+            limits=limits,
+        )
