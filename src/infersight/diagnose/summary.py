@@ -62,6 +62,11 @@ def summarize(
         first = roots[0]
         if len(first.chain) > 1:
             parts.append("Chain: " + " → ".join(first.chain) + ".")
+        gaps = results[first.hypothesis].unchecked_predictions
+        if gaps:
+            parts.append(
+                f"Confirmed on what the data holds; not checked: {', '.join(gaps)} (missing)."
+            )
     else:
         symptoms = [h.title for h in results.values() if h.verdict == "confirmed"]
         if symptoms:
@@ -100,6 +105,9 @@ def next_actions(
         if h.remedy:
             out.append(f"{h.title}: {h.remedy}{rb}")
     checks: dict[str, list[str]] = {}
+    for rc in roots:  # a root's own unchecked predictions come first
+        for s in by_id[rc.hypothesis].unchecked_predictions:
+            checks.setdefault(s, []).append(rc.hypothesis)
     for u in unchecked:
         for s in u.missing:
             checks.setdefault(s, []).append(u.hypothesis)
