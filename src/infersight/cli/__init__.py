@@ -14,6 +14,7 @@ from infersight.cli import (
     analysis_cmds,
     bench_cmds,
     bundle_cmds,
+    capture_cmds,
     catalog_cmds,
     lab_cmds,
     pull_cmds,
@@ -39,6 +40,7 @@ app.command("probe")(with_connection_options(pull_cmds.probe))
 app.command("pull")(with_connection_options(pull_cmds.pull))
 app.command("detect")(with_connection_options(analysis_cmds.detect))
 app.command("diagnose")(with_connection_options(analysis_cmds.diagnose))
+app.command("capture")(with_connection_options(capture_cmds.capture))
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)

@@ -1,0 +1,199 @@
+"""`infersight capture`: freeze the scene into one evidence bundle before anyone acts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from infersight.cli.catalog_cmds import JsonOpt
+from infersight.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    console,
+    err_console,
+    fail,
+    markup_safe,
+    print_json,
+)
+from infersight.cli.connection import (
+    DEFAULT_DEADLINE_S,
+    BasicOpt,
+    BearerOpt,
+    CaOpt,
+    Connection,
+    DeadlineOpt,
+    InsecureOpt,
+    LimitOpt,
+    TimeoutOpt,
+)
+from infersight.cli.inputs import PrometheusOptional
+
+
+def capture(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Bundle to write: NAME.tar.gz, or a directory.")
+    ],
+    prometheus: PrometheusOptional = None,
+    since: Annotated[
+        str, typer.Option("--since", help="Length of the metrics window, ending at --at.")
+    ] = "30m",
+    at: Annotated[
+        str, typer.Option("--at", help="The moment to capture: now, now-5m, epoch, ISO 8601.")
+    ] = "now",
+    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    baselines: Annotated[
+        str,
+        typer.Option(
+            "--baselines",
+            help="Also pull the window shifted back by each of these, for the detectors' "
+            "baselines; `none` to skip.",
+        ),
+    ] = "1h,1d,7d",
+    pid: Annotated[
+        list[int] | None,
+        typer.Option("--pid", help="Dump the thread stacks of this process (py-spy); repeatable."),
+    ] = None,
+    process: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--process",
+            help="Dump the thread stacks of every process of this name (its command name or a "
+            "script's file name); repeatable.",
+        ),
+    ] = None,
+    no_native: Annotated[
+        bool, typer.Option("--no-native", help="Python frames only (no C/C++ frames).")
+    ] = False,
+    log: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--log", help="Keep the tail of this log file (and its rotated .1); repeatable."
+        ),
+    ] = None,
+    log_bytes: Annotated[
+        str, typer.Option("--log-bytes", help="At most this much of each log (e.g. 1MiB).")
+    ] = "1MiB",
+    gpu: Annotated[
+        bool, typer.Option("--gpu", help="Keep nvidia-smi -q and Xid lines (or note no GPU).")
+    ] = False,
+    part_timeout: Annotated[
+        str,
+        typer.Option(
+            "--part-timeout", help="Time each part (stacks, logs, GPU, ...) may take at most."
+        ),
+    ] = "60s",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing bundle.")
+    ] = False,
+    as_json: JsonOpt = False,
+    bearer_token: BearerOpt = None,
+    basic_auth: BasicOpt = None,
+    ca_file: CaOpt = None,
+    insecure: InsecureOpt = False,
+    timeout: TimeoutOpt = 30.0,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    raise_limit: LimitOpt = None,
+) -> None:
+    """Freeze the scene: metrics, baselines, thread stacks, logs, GPU and host facts, and the
+    diagnosis of this moment, in one evidence bundle.
+
+    Run it before anyone restarts anything. Every part is optional and bounded in time; a part
+    that fails (a hung process, a slow server, no ptrace permission) is recorded in the bundle
+    and never stops the rest. Exit status 0 when every part worked, 1 when the bundle was
+    written but a part failed, 2 for a usage error.
+
+    Example: infersight capture -p http://prom:9090 --since 30m --process vllm --log
+    /var/log/vllm.log --gpu -o scene.tar.gz
+    """
+    from infersight.bundle import BundleError, check_target
+    from infersight.capture import CaptureRequest
+    from infersight.capture import capture as run_capture
+    from infersight.limits import LimitError, current, parse_size
+    from infersight.timeparse import parse_duration, parse_time, promql_duration
+
+    try:
+        length, step_s, end = parse_duration(since), parse_duration(step), parse_time(at)
+        part_s = parse_duration(part_timeout)
+        shifts = (
+            ()
+            if baselines.strip() == "none"
+            else tuple(parse_duration(b) for b in baselines.split(",") if b.strip())
+        )
+        max_log = parse_size(log_bytes)
+        limits = current(raise_limit or ())
+    except (ValueError, LimitError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    if step_s >= length:
+        fail(f"--step {step} is not shorter than --since {since}", EXIT_USAGE)
+    for path in log or []:
+        if not path.is_file():
+            fail(f"--log {path}: no such file", EXIT_USAGE)
+    try:
+        check_target(out, overwrite)
+    except BundleError as exc:
+        fail(str(exc), EXIT_USAGE)
+    settings = None
+    if prometheus is not None:
+        conn = Connection(
+            prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
+            tuple(raise_limit or ()),
+        )  # fmt: skip
+        conn.client()  # a bad URL or credential is a usage error now, not a failed part later
+        settings = conn.settings()
+    req = CaptureRequest(
+        out=out,
+        connection=settings,
+        at=end,
+        since_s=length,
+        step_s=step_s,
+        baselines=shifts,
+        rate_window=promql_duration(min(300.0, length)),
+        pids=tuple(pid or ()),
+        processes=tuple(process or ()),
+        native=not no_native,
+        logs=tuple(log or ()),
+        log_max_bytes=max_log,
+        gpu=gpu,
+        part_timeout_s=part_s,
+        metrics_timeout_s=deadline,
+        overwrite=overwrite,
+        limits=limits,
+    )
+    total = 2 + (settings is not None) + bool(pid or process) + bool(log) + gpu
+    with Progress(
+        TextColumn("[bold]capture[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json,
+    ) as bar:
+        task = bar.add_task("", total=total)
+
+        def part_done(name: str, status: str) -> None:
+            bar.update(task, advance=1, description=f"{name}: {status}")
+
+        def metrics_progress(done: int, count: int) -> None:
+            bar.update(task, description=f"metrics {done}/{count} queries")
+
+        result = run_capture(req, progress=part_done, metrics_progress=metrics_progress)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        table = Table(title=f"captured {markup_safe(result.path)}")
+        for col in ("part", "status", "seconds", "note"):
+            table.add_column(col, overflow="fold")
+        for p in result.parts:
+            colour = "green" if p.status == "ok" else "yellow" if p.status == "partial" else "red"
+            table.add_row(
+                p.name, f"[{colour}]{p.status}[/]", f"{p.seconds:.1f}", markup_safe(p.note)
+            )
+        console.print(table)
+        console.print(markup_safe(result.diagnosis.summary))
+    if result.failed:
+        raise typer.Exit(EXIT_FINDINGS)
