@@ -1,0 +1,193 @@
+"""The lab's inference API (RAG style), on the serving library:
+
+query ─► admission (the worker pool: N slots, bounded queue, 503 when full)
+      ─► embed (AdaptiveBatcher over a CPU embedding)
+      ─► retrieve: Redis, with singleflight per key; on a miss the vector service, then SET
+      ─► generate: the model pool through the gateway (HAProxy balances the replicas)
+
+python -m infersight.lab.live.api_service --port 8000 --redis 6379 --vector 8002 --llm 8003
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from fastapi import FastAPI, HTTPException, Query
+from prometheus_client import Histogram
+
+from infersight.lab.live.service_common import (
+    admin_routes,
+    base_args,
+    metrics_route,
+    registry_with_runtime,
+    serve,
+)
+from infersight.lab.live.vector_service import embed
+from infersight.serving import (
+    AdaptiveBatcher,
+    AdmissionController,
+    Overloaded,
+    SingleFlight,
+    install_overload_handler,
+    serving_metrics,
+)
+
+CACHE_TTL_S = 900
+SEC = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Api:
+    def __init__(self, redis_port: int, vector_port: int, llm_port: int, workers: int) -> None:
+        import redis.asyncio as aioredis
+
+        self.registry = registry_with_runtime()
+        self.metrics = serving_metrics(self.registry)
+        self.redis = aioredis.Redis(host="127.0.0.1", port=redis_port, socket_timeout=2.0)
+        self.http = httpx.AsyncClient(timeout=10.0, trust_env=False)
+        self.vector_url = f"http://127.0.0.1:{vector_port}/search"
+        self.llm_url = f"http://127.0.0.1:{llm_port}/generate"
+        self.default_workers = workers
+        self.admission = self._pool(workers)
+        self.embedder: AdaptiveBatcher[str, list[float]] = AdaptiveBatcher(
+            self._embed_batch,
+            max_batch_size=32,
+            max_wait=0.005,
+            name="embed",
+            registry=self.registry,
+        )
+        self.flight: SingleFlight[str, list[str]] = SingleFlight(
+            name="rag_cache", registry=self.registry
+        )
+        self.m_dep = Histogram(
+            "lab_api_dependency_seconds",
+            "Client-side time of the API's calls to its dependencies.",
+            ("dependency",),
+            buckets=SEC,
+            registry=self.registry,
+        )
+        self.faults: dict[str, dict[str, Any]] = {}
+
+    def _pool(self, workers: int) -> AdmissionController:
+        return AdmissionController(
+            workers, max_queue=64, max_wait=2.0, name="api_workers", registry=self.registry
+        )
+
+    async def _embed_batch(self, texts: list[str]) -> list[list[float] | Exception]:
+        return [embed(t).tolist() for t in texts]
+
+    async def _retrieve(self, key: str, vector: list[float]) -> list[str]:
+        start = time.perf_counter()
+        raw = await self.redis.get(key)
+        self.m_dep.labels("redis").observe(time.perf_counter() - start)
+        if raw is not None:
+            self.metrics.cache_requests.labels(name="rag_cache", result="hit").inc()
+            docs: list[str] = json.loads(raw)
+            return docs
+        self.metrics.cache_requests.labels(name="rag_cache", result="miss").inc()
+        start = time.perf_counter()
+        r = await self.http.post(self.vector_url, json={"vector": vector, "k": 4})
+        self.m_dep.labels("vector_db").observe(time.perf_counter() - start)
+        r.raise_for_status()
+        docs = r.json()["docs"]
+        await self.redis.set(key, json.dumps(docs), ex=CACHE_TTL_S)
+        return docs
+
+    async def answer(self, q: str, max_tokens: int) -> dict[str, Any]:
+        start = time.perf_counter()
+        outcome = "error"
+        try:
+            async with self.admission.admit():
+                vector = await self.embedder.submit(q)
+                key = "rag:" + hashlib.sha1(q.encode()).hexdigest()
+                docs = await self.flight.do(key, lambda: self._retrieve(key, vector))
+                prompt = q + " " + " ".join(d[:40] for d in docs)
+                t0 = time.perf_counter()
+                r = await self.http.post(
+                    self.llm_url, json={"prompt": prompt, "max_tokens": max_tokens}
+                )
+                self.m_dep.labels("llm").observe(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    raise HTTPException(502, f"model pool answered {r.status_code}")
+                outcome = "ok"
+                return {"answer": r.json().get("text", ""), "passages": len(docs)}
+        except Overloaded:
+            outcome = "rejected"
+            raise
+        except httpx.HTTPError as exc:
+            raise HTTPException(502, f"dependency failed: {type(exc).__name__}") from None
+        finally:
+            self.metrics.requests.labels(name="api", outcome=outcome).inc()
+            self.metrics.request_duration.labels(name="api").observe(time.perf_counter() - start)
+
+    def apply(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        if name == "api-pool-shrink":
+            workers = int(params.get("workers", 1))
+            if not 1 <= workers <= 256:
+                raise ValueError("workers must be 1-256")
+            # The running holders finish in the old pool; new requests queue in the new one.
+            self.admission = self._pool(workers)
+        else:
+            raise ValueError(f"unknown fault {name!r} for the API")
+        self.faults[name] = params
+        return {"active": sorted(self.faults)}
+
+    def clear(self) -> dict[str, Any]:
+        if "api-pool-shrink" in self.faults:
+            self.admission = self._pool(self.default_workers)
+        self.faults.clear()
+        return {"active": []}
+
+    async def close(self) -> None:
+        await self.embedder.close(drain=False)
+        await self.http.aclose()
+        await self.redis.aclose()
+
+
+def create_app(redis_port: int, vector_port: int, llm_port: int, workers: int = 8) -> FastAPI:
+    holder: dict[str, Api] = {}
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        holder["api"] = Api(redis_port, vector_port, llm_port, workers)
+        metrics_route(app, "/metrics", holder["api"].registry)
+        admin_routes(app, holder["api"].apply, holder["api"].clear)
+        try:
+            yield
+        finally:
+            await holder["api"].close()
+
+    app = FastAPI(lifespan=lifespan)
+    install_overload_handler(app)
+
+    async def health() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    async def answer(
+        q: str = Query(..., min_length=1, max_length=500),
+        max_tokens: int = Query(16, ge=1, le=256),
+    ) -> dict[str, Any]:
+        return await holder["api"].answer(q, max_tokens)
+
+    app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/v1/answer", answer, methods=["GET"])
+    return app
+
+
+def main() -> None:
+    p = base_args("infersight live lab: inference API")
+    p.add_argument("--redis", type=int, required=True)
+    p.add_argument("--vector", type=int, required=True)
+    p.add_argument("--llm", type=int, required=True)
+    p.add_argument("--workers", type=int, default=8)
+    args = p.parse_args()
+    serve(create_app(args.redis, args.vector, args.llm, args.workers), args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""A GPU stand-in: one inference replica whose queueing and batching are real code
+(`infersight.serving.AdaptiveBatcher`) and whose GPU arithmetic is modelled.
+
+No GPU is here. Each batch "runs" for the time a step-cost model gives (prefill plus one decode
+step per output token, each with a fixed and a per-sequence cost, stretched when the SM clock
+drops), spent in `asyncio.sleep`, not on a device. The process exposes what a vLLM server
+(`/metrics`) and a dcgm-exporter (`/dcgm/metrics`) would, with their real names and units, so
+the catalog reads it as it reads production. The faults change the model's state: a clock drop
+(thermal throttling), an Xid 79 with the GPU gone, a VRAM leak; and the batching delay.
+
+    python -m infersight.lab.live.gpu_standin --port 8001 --name replica-0
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from pydantic import BaseModel
+
+from infersight.lab.live.service_common import (
+    admin_routes,
+    base_args,
+    metrics_route,
+    registry_with_runtime,
+    serve,
+)
+from infersight.serving import AdaptiveBatcher, Batcher, FixedWindowBatcher, Overloaded
+
+MODEL = "lab-llm-7b"
+MIB = 1024 * 1024
+FB_TOTAL_MIB = 81559  # an 80 GB card as dcgm-exporter reports it
+FB_RESERVED_MIB = 559
+NOMINAL_SM_MHZ = 1980.0
+XID_FALLEN_OFF_BUS = 79
+LEAK_MIB_PER_S = 60.0  # fills the card's ~8 GiB of headroom in a little over 2 minutes
+SEC = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+@dataclass
+class StepCost:
+    """Seconds one batch takes on the modelled card at the nominal clock."""
+
+    prefill_base: float = 0.008
+    prefill_per_seq: float = 0.0015
+    decode_base: float = 0.004
+    decode_per_seq: float = 0.0004
+
+    def batch_seconds(self, sizes: list[int], clock_ratio: float) -> tuple[float, float]:
+        """(prefill, decode) seconds for sequences generating `sizes` tokens each."""
+        n = len(sizes)
+        prefill = self.prefill_base + self.prefill_per_seq * n
+        decode = max(sizes) * (self.decode_base + self.decode_per_seq * n)
+        return prefill / clock_ratio, decode / clock_ratio
+
+
+@dataclass
+class CardState:
+    """What the modelled GPU is doing; faults change it."""
+
+    sm_clock: float = NOMINAL_SM_MHZ
+    temp_c: float = 62.0
+    clock_event_reasons: int = 0
+    xid: int = 0
+    gone: bool = False
+    weights_mib: float = 14_800.0  # model weights
+    kv_pool_mib: float = 58_000.0  # preallocated KV-cache blocks (gpu_memory_utilization 0.9)
+    leaked_mib: float = 0.0
+    leak_mib_per_s: float = 0.0
+    busy_s: float = 0.0  # executor busy time, accumulated
+    util: float = 0.0  # 0-100, over the last second
+    faults: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def fb_used_mib(self) -> float:
+        used = self.weights_mib + self.kv_pool_mib + self.leaked_mib
+        return min(used, FB_TOTAL_MIB - FB_RESERVED_MIB)
+
+    @property
+    def out_of_memory(self) -> bool:
+        return self.weights_mib + self.kv_pool_mib + self.leaked_mib >= (
+            FB_TOTAL_MIB - FB_RESERVED_MIB
+        )
+
+
+class GenerateRequest(BaseModel):
+    prompt: str
+    max_tokens: int = 16
+
+
+@dataclass
+class _Item:
+    prompt_tokens: int
+    max_tokens: int
+    arrival: float
+
+
+class Replica:
+    """The replica: a batcher in front of the modelled card, and its metrics."""
+
+    def __init__(self, name: str, max_batch_size: int = 16) -> None:
+        self.name = name
+        self.card = CardState()
+        self.cost = StepCost()
+        self.max_batch_size = max_batch_size
+        self.running = 0
+        self.registry = registry_with_runtime()
+        self.dcgm_registry = CollectorRegistry()
+        self._vllm_metrics(self.registry)
+        self._dcgm_metrics(self.dcgm_registry)
+        self.batcher: Batcher[_Item, dict[str, Any]] = self._adaptive()
+        self._old: list[Batcher[_Item, dict[str, Any]]] = []
+
+    # -- batching: the serving library -----------------------------------------------------
+    def _adaptive(self) -> Batcher[_Item, dict[str, Any]]:
+        return AdaptiveBatcher(
+            self._run_batch,
+            max_batch_size=self.max_batch_size,
+            max_wait=0.01,
+            max_queue=128,
+            max_queue_wait=5.0,
+            name="llm",
+            registry=self.registry,
+        )
+
+    def _fixed(self, delay: float) -> Batcher[_Item, dict[str, Any]]:
+        return FixedWindowBatcher(
+            self._run_batch,
+            max_batch_size=self.max_batch_size,
+            max_queue_delay=delay,
+            max_queue=128,
+            max_queue_wait=delay + 5.0,
+            name="llm",
+            registry=self.registry,
+        )
+
+    def _swap_batcher(self, new: Batcher[_Item, dict[str, Any]]) -> None:
+        old, self.batcher = self.batcher, new
+        self._old.append(old)
+        asyncio.get_running_loop().create_task(old.close(drain=True))
+
+    async def _run_batch(self, items: list[_Item]) -> list[dict[str, Any] | Exception]:
+        start = time.monotonic()
+        for it in items:
+            self.m_queue.observe(start - it.arrival)
+        if self.card.gone:
+            return [RuntimeError("CUDA error: unspecified launch failure (Xid 79)")] * len(items)
+        if self.card.out_of_memory:
+            self.m_oom.inc()
+            return [RuntimeError("CUDA out of memory")] * len(items)
+        self.running = len(items)
+        self.m_running.set(self.running)
+        kv = min(1.0, sum(i.prompt_tokens + i.max_tokens for i in items) / 4096)
+        self.m_kv.set(kv)
+        clock_ratio = self.card.sm_clock / NOMINAL_SM_MHZ
+        prefill, decode = self.cost.batch_seconds([i.max_tokens for i in items], clock_ratio)
+        try:
+            await asyncio.sleep(prefill)
+            first_token = time.monotonic()
+            await asyncio.sleep(decode)
+        finally:
+            end = time.monotonic()
+            self.card.busy_s += end - start
+            self.running = 0
+            self.m_running.set(0)
+            self.m_kv.set(0.0)
+        out: list[dict[str, Any] | Exception] = []
+        for it in items:
+            self.m_ttft.observe(first_token - it.arrival)
+            if it.max_tokens > 1:
+                self.m_itl.observe(decode / max(1, it.max_tokens))
+            self.m_inference.observe(end - start)
+            self.m_prefill.observe(prefill)
+            self.m_decode.observe(decode)
+            self.m_prompt_tokens.inc(it.prompt_tokens)
+            self.m_prompt_hist.observe(it.prompt_tokens)
+            self.m_gen_tokens.inc(it.max_tokens)
+            out.append({"tokens": it.max_tokens, "text": f"answer from {self.name}"})
+        return out
+
+    async def generate(self, req: GenerateRequest) -> dict[str, Any]:
+        arrival = time.monotonic()
+        item = _Item(len(req.prompt.split()) + 1, max(1, min(req.max_tokens, 256)), arrival)
+        self.m_waiting.set(self.batcher.pending + 1)
+        try:
+            result = await self.batcher.submit(item)
+        except Overloaded:
+            self.m_success.labels(model_name=MODEL, finished_reason="abort").inc()
+            raise
+        except Exception as exc:
+            self.m_success.labels(model_name=MODEL, finished_reason="abort").inc()
+            self.m_e2e.observe(time.monotonic() - arrival)
+            raise HTTPException(500, f"engine error: {exc}") from None
+        finally:
+            self.m_waiting.set(self.batcher.pending)
+        self.m_success.labels(model_name=MODEL, finished_reason="length").inc()
+        self.m_e2e.observe(time.monotonic() - arrival)
+        return result
+
+    # -- the card's slow state: utilisation, temperature, the leak --------------------------
+    async def tick(self) -> None:
+        last_busy, last = self.card.busy_s, time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            c = self.card
+            c.util = min(100.0, 100.0 * (c.busy_s - last_busy) / max(1e-9, now - last))
+            c.leaked_mib += c.leak_mib_per_s * (now - last)
+            if "clock_drop" not in c.faults:
+                target = 55.0 + 0.25 * c.util
+                c.temp_c += 0.2 * (target - c.temp_c)
+            last_busy, last = c.busy_s, now
+            self._publish_dcgm()
+
+    def _publish_dcgm(self) -> None:
+        c = self.card
+        self.g_xid.set(c.xid)
+        if c.gone:  # the GPU fell off the bus: dcgm-exporter reads no field of it any more
+            for g in self._dcgm_fields:
+                with contextlib.suppress(KeyError):
+                    g.remove(*self._dcgm_labels)
+            return
+        self.g_util.labels(*self._dcgm_labels).set(round(c.util))
+        self.g_sm.labels(*self._dcgm_labels).set(round(c.sm_clock))
+        self.g_temp.labels(*self._dcgm_labels).set(round(c.temp_c))
+        power = 90.0 + 3.1 * c.util * (c.sm_clock / NOMINAL_SM_MHZ)
+        self.g_power.labels(*self._dcgm_labels).set(round(power, 1))
+        used = c.fb_used_mib
+        self.g_fb_used.labels(*self._dcgm_labels).set(round(used))
+        self.g_fb_free.labels(*self._dcgm_labels).set(round(FB_TOTAL_MIB - FB_RESERVED_MIB - used))
+        self.g_fb_reserved.labels(*self._dcgm_labels).set(FB_RESERVED_MIB)
+        self.g_reasons.labels(*self._dcgm_labels).set(c.clock_event_reasons)
+
+    # -- faults -----------------------------------------------------------------------------
+    def apply(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        c = self.card
+        if name == "gpu-clock-drop":
+            ratio = float(params.get("ratio", 0.45))
+            if not 0.05 <= ratio < 1:
+                raise ValueError("ratio must be in [0.05, 1)")
+            c.sm_clock = NOMINAL_SM_MHZ * ratio
+            c.temp_c = float(params.get("temp_c", 91.0))
+            c.clock_event_reasons = 0x20 | 0x40  # sw_thermal | hw_thermal slowdown
+        elif name == "gpu-xid":
+            c.xid, c.gone = XID_FALLEN_OFF_BUS, True
+        elif name == "gpu-vram-leak":
+            c.leak_mib_per_s = float(params.get("mib_per_s", LEAK_MIB_PER_S))
+        elif name == "batch-delay":
+            delay = float(params.get("delay_s", 0.25))
+            if not 0 < delay <= 5:
+                raise ValueError("delay_s must be in (0, 5]")
+            self._swap_batcher(self._fixed(delay))
+        else:
+            raise ValueError(f"unknown fault {name!r} for a GPU stand-in")
+        c.faults[name] = params
+        self._publish_dcgm()
+        return {"replica": self.name, "active": sorted(c.faults)}
+
+    def clear(self) -> dict[str, Any]:
+        c = self.card
+        if "batch-delay" in c.faults:
+            self._swap_batcher(self._adaptive())
+        c.sm_clock, c.clock_event_reasons = NOMINAL_SM_MHZ, 0
+        c.xid, c.gone = 0, False
+        c.leak_mib_per_s, c.leaked_mib = 0.0, 0.0
+        c.faults.clear()
+        self._publish_dcgm()
+        return {"replica": self.name, "active": []}
+
+    # -- metric families --------------------------------------------------------------------
+    def _vllm_metrics(self, reg: CollectorRegistry) -> None:
+        m = ("model_name",)
+
+        def hist(name: str, doc: str) -> Histogram:
+            return Histogram(name, doc, m, buckets=SEC, registry=reg)
+
+        self.m_running = Gauge(
+            "vllm:num_requests_running", "Requests running.", m, registry=reg
+        ).labels(MODEL)
+        self.m_waiting = Gauge(
+            "vllm:num_requests_waiting", "Requests waiting.", m, registry=reg
+        ).labels(MODEL)
+        self.m_kv = Gauge("vllm:kv_cache_usage_perc", "KV-cache usage.", m, registry=reg).labels(
+            MODEL
+        )
+        self.m_success = Counter(
+            "vllm:request_success",
+            "Finished requests.",
+            (*m, "finished_reason"),
+            registry=reg,
+        )
+        self.m_prompt_tokens = Counter(
+            "vllm:prompt_tokens", "Prefill tokens.", m, registry=reg
+        ).labels(MODEL)
+        self.m_gen_tokens = Counter(
+            "vllm:generation_tokens", "Generated tokens.", m, registry=reg
+        ).labels(MODEL)
+        self.m_prompt_hist = Histogram(
+            "vllm:request_prompt_tokens",
+            "Prompt tokens per request.",
+            m,
+            buckets=(8, 16, 32, 64, 128, 256, 512),
+            registry=reg,
+        ).labels(MODEL)
+        self.m_e2e = hist("vllm:e2e_request_latency_seconds", "End-to-end latency.").labels(MODEL)
+        self.m_queue = hist("vllm:request_queue_time_seconds", "Time waiting.").labels(MODEL)
+        self.m_ttft = hist("vllm:time_to_first_token_seconds", "Time to first token.").labels(MODEL)
+        self.m_itl = hist("vllm:inter_token_latency_seconds", "Inter-token latency.").labels(MODEL)
+        self.m_inference = hist(
+            "vllm:request_inference_time_seconds", "Time running on the card."
+        ).labels(MODEL)
+        self.m_prefill = hist("vllm:request_prefill_time_seconds", "Prefill time.").labels(MODEL)
+        self.m_decode = hist("vllm:request_decode_time_seconds", "Decode time.").labels(MODEL)
+        self.m_oom = Counter(
+            "infersight_oom", "GPU out-of-memory errors (modelled card).", registry=reg
+        )
+
+    def _dcgm_metrics(self, reg: CollectorRegistry) -> None:
+        labels = ("gpu", "UUID", "device", "modelName", "Hostname")
+        self._dcgm_labels = (
+            "0",
+            f"GPU-lab-{self.name}",
+            "nvidia0",
+            "NVIDIA H100 80GB HBM3 (modelled)",
+            self.name,
+        )
+
+        def g(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, labels, registry=reg)
+
+        self.g_util = g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).")
+        self.g_sm = g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).")
+        self.g_temp = g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).")
+        self.g_power = g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).")
+        self.g_fb_used = g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).")
+        self.g_fb_free = g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")
+        self.g_fb_reserved = g("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).")
+        self.g_reasons = g("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "Current clock event reasons.")
+        self._dcgm_fields = (
+            self.g_util,
+            self.g_sm,
+            self.g_temp,
+            self.g_power,
+            self.g_fb_used,
+            self.g_fb_free,
+            self.g_fb_reserved,
+            self.g_reasons,
+        )
+        self.g_xid = Gauge(
+            "DCGM_FI_DEV_XID_ERRORS",
+            "Value of the last XID error encountered.",
+            labels,
+            registry=reg,
+        ).labels(*self._dcgm_labels)
+
+
+def create_app(name: str) -> FastAPI:
+    replica = Replica(name)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        ticker = asyncio.create_task(replica.tick())
+        replica._publish_dcgm()
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            await replica.batcher.close(drain=False)
+
+    app = FastAPI(lifespan=lifespan)
+    metrics_route(app, "/metrics", replica.registry)
+    metrics_route(app, "/dcgm/metrics", replica.dcgm_registry)
+    admin_routes(app, replica.apply, replica.clear)
+
+    async def health() -> dict[str, Any]:
+        if replica.card.gone:
+            raise HTTPException(503, "GPU lost (Xid 79)")
+        return {"status": "ok", "modelled_gpu": True}
+
+    async def generate(req: GenerateRequest) -> dict[str, Any]:
+        try:
+            return await replica.generate(req)
+        except Overloaded as exc:
+            raise HTTPException(503, f"overloaded: {exc.reason}") from None
+
+    app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/generate", generate, methods=["POST"])
+    app.state.replica = replica
+    return app
+
+
+def main() -> None:
+    args = base_args("infersight live lab: GPU stand-in replica").parse_args()
+    serve(create_app(args.name), args.port)
+
+
+if __name__ == "__main__":
+    main()

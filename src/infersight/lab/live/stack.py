@@ -1,0 +1,488 @@
+"""`lab up|down|status`: the live lab's processes, started, recorded and stopped.
+
+Every part is a real process on a loopback port, started in its own session so that `lab down`
+stops it and whatever it forked, and recorded in `DIR/lab.json` and `DIR/pids/NAME.pid` (pid and
+start time). `lab down` signals only processes whose start time still matches the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from infersight.lab.live import configs
+from infersight.lab.live.procs import LabError, Proc, listening, spawn, stop
+from infersight.lab.live.servers import ServerUnavailable, binary
+from infersight.safe_write import write_text
+
+STATE = "lab.json"
+READY_TIMEOUT_S = 90.0
+MODELLED_NOTE = (
+    "GPU stand-in: batching and queueing are real code (infersight.serving); the GPU "
+    "arithmetic, clocks, temperature and VRAM are modelled"
+)
+#: Debian packages of the lab's binaries (installed by scripts/ensure-system-deps.sh).
+LAB_BINARIES = {
+    "haproxy": "haproxy",
+    "redis-server": "redis-server",
+    "prometheus-redis-exporter": "prometheus-redis-exporter",
+    "prometheus-node-exporter": "prometheus-node-exporter",
+    "prometheus": "prometheus",
+}
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    kind: str  # gateway | api | cache | exporter | vector | gpu | link | host | prometheus
+    port: int
+    health: str  # an http URL answering 200 when ready, or "redis"
+    metrics: str
+    modelled: bool = False
+    pid: int = 0
+    started: int = 0
+    extra_ports: tuple[int, ...] = ()
+
+    def proc(self) -> Proc:
+        return Proc(self.name, self.pid, self.started)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "port": self.port,
+            "health": self.health,
+            "metrics": self.metrics,
+            "modelled": self.modelled,
+            "pid": self.pid,
+            "started": self.started,
+            "extra_ports": list(self.extra_ports),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Part:
+        return cls(
+            name=str(d["name"]),
+            kind=str(d["kind"]),
+            port=int(d["port"]),
+            health=str(d["health"]),
+            metrics=str(d["metrics"]),
+            modelled=bool(d.get("modelled", False)),
+            pid=int(d["pid"]),
+            started=int(d["started"]),
+            extra_ports=tuple(int(p) for p in d.get("extra_ports", [])),
+        )
+
+
+@dataclass
+class Lab:
+    """What `lab.json` records."""
+
+    dir: Path
+    replicas: int
+    ports: dict[str, int]
+    parts: list[Part] = field(default_factory=list)
+    started_at: float = 0.0
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['gateway']}"
+
+    @property
+    def prometheus_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['prometheus']}"
+
+    def part(self, name: str) -> Part:
+        for p in self.parts:
+            if p.name == name:
+                return p
+        raise LabError(f"the lab in {self.dir} has no part {name!r}")
+
+    def save(self) -> None:
+        body = {
+            "replicas": self.replicas,
+            "ports": self.ports,
+            "started_at": self.started_at,
+            "gateway": self.gateway_url,
+            "prometheus": self.prometheus_url,
+            "parts": [p.to_dict() for p in self.parts],
+        }
+        write_text(self.dir / STATE, json.dumps(body, indent=2) + "\n")
+        pids = self.dir / "pids"
+        pids.mkdir(exist_ok=True)
+        for p in self.parts:
+            write_text(pids / f"{p.name}.pid", f"{p.pid} {p.started}\n")
+
+    @classmethod
+    def load(cls, lab_dir: Path) -> Lab:
+        path = lab_dir / STATE
+        try:
+            raw = json.loads(path.read_text("utf-8"))
+            return cls(
+                dir=lab_dir,
+                replicas=int(raw["replicas"]),
+                ports={str(k): int(v) for k, v in raw["ports"].items()},
+                parts=[Part.from_dict(d) for d in raw["parts"]],
+                started_at=float(raw.get("started_at", 0.0)),
+            )
+        except FileNotFoundError:
+            raise LabError(f"no lab in {lab_dir} (no {STATE}); start one with `lab up`") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise LabError(f"{path} is unreadable or damaged: {exc}") from None
+
+
+def check_binaries() -> None:
+    """Every third-party binary the lab runs, or one line naming the packages to install."""
+    missing = []
+    for name in LAB_BINARIES:
+        try:
+            binary(name)
+        except ServerUnavailable:
+            missing.append(LAB_BINARIES[name])
+    if missing:
+        raise ServerUnavailable(
+            f"the live lab needs Debian packages {', '.join(sorted(set(missing)))}: run "
+            "scripts/ensure-system-deps.sh (as root) or apt-get install them"
+        )
+    for module in ("fastapi", "uvicorn", "redis", "hnswlib", "prometheus_client"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise ServerUnavailable(
+                f"the live lab needs the Python package {module}: pip install 'infersight[lab]'"
+            ) from None
+
+
+def _free_ports(names: list[str]) -> dict[str, int]:
+    """Distinct free loopback ports, all held until every one is found."""
+    socks, out = [], {}
+    try:
+        for n in names:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            out[n] = s.getsockname()[1]
+    finally:
+        for s in socks:
+            s.close()
+    return out
+
+
+def _healthy(part: Part, timeout: float = 2.0) -> bool:
+    if part.health == "redis":
+        try:
+            with socket.create_connection(("127.0.0.1", part.port), timeout=timeout) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+    try:
+        with httpx.Client(timeout=timeout, trust_env=False) as http:
+            return http.get(part.health).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _tail(path: Path, lines: int = 12) -> str:
+    try:
+        return "\n".join(path.read_text("utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _python(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", f"infersight.lab.live.{module}", *args]
+
+
+def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Part, list[str]]]:
+    """Each part and its command line, in start order (dependencies first)."""
+    P = ports
+    u = "http://127.0.0.1:{}{}".format
+    node_collectors = [
+        f"--collector.{c}"
+        for c in ("cpu", "meminfo", "vmstat", "netstat", "pressure", "diskstats", "loadavg")
+    ]
+    plan: list[tuple[Part, list[str]]] = [
+        (
+            Part("redis", "cache", P["redis"], "redis", u(P["redis_exporter"], "/metrics")),
+            [
+                binary("redis-server"),
+                "--port",
+                str(P["redis"]),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--maxmemory",
+                "64mb",
+                "--maxmemory-policy",
+                "allkeys-lru",
+                "--dir",
+                str(lab_dir / "redis"),
+                "--daemonize",
+                "no",
+            ],
+        ),
+        (
+            Part(
+                "redis-exporter",
+                "exporter",
+                P["redis_exporter"],
+                u(P["redis_exporter"], "/metrics"),
+                u(P["redis_exporter"], "/metrics"),
+            ),
+            [
+                binary("prometheus-redis-exporter"),
+                f"-redis.addr=redis://127.0.0.1:{P['redis']}",
+                f"-web.listen-address=127.0.0.1:{P['redis_exporter']}",
+            ],
+        ),
+        (
+            Part(
+                "vector",
+                "vector",
+                P["vector"],
+                u(P["vector"], "/health"),
+                u(P["vector"], "/metrics"),
+            ),
+            _python("vector_service", "--port", str(P["vector"]), "--name", "vector"),
+        ),
+    ]
+    for i in range(replicas):
+        port = P[f"gpu-{i}"]
+        plan.append(
+            (
+                Part(
+                    f"gpu-{i}", "gpu", port, u(port, "/health"), u(port, "/metrics"), modelled=True
+                ),
+                _python("gpu_standin", "--port", str(port), "--name", f"replica-{i}"),
+            )
+        )
+    pairs = [f"{P[f'link-{i}']}:{P[f'gpu-{i}']}" for i in range(replicas)]
+    plan += [
+        (
+            Part(
+                "links",
+                "link",
+                P["link-0"],
+                "tcp",
+                "",
+                extra_ports=tuple(P[f"link-{i}"] for i in range(replicas)),
+            ),
+            _python("linkproxy", "--control", str(lab_dir / "links.json"), *pairs),
+        ),
+        (
+            Part(
+                "haproxy",
+                "gateway",
+                P["gateway"],
+                u(P["haproxy_metrics"], "/health"),
+                u(P["haproxy_metrics"], "/metrics"),
+                extra_ports=(P["haproxy_metrics"], P["llm"]),
+            ),
+            [binary("haproxy"), "-db", "-f", str(lab_dir / "haproxy.cfg")],
+        ),
+        (
+            Part("api", "api", P["api"], u(P["api"], "/health"), u(P["api"], "/metrics")),
+            _python(
+                "api_service",
+                "--port",
+                str(P["api"]),
+                "--name",
+                "api",
+                "--redis",
+                str(P["redis"]),
+                "--vector",
+                str(P["vector"]),
+                "--llm",
+                str(P["llm"]),
+            ),
+        ),
+        (
+            Part(
+                "node-exporter",
+                "host",
+                P["node_exporter"],
+                u(P["node_exporter"], "/metrics"),
+                u(P["node_exporter"], "/metrics"),
+            ),
+            [
+                binary("prometheus-node-exporter"),
+                "--collector.disable-defaults",
+                *node_collectors,
+                f"--web.listen-address=127.0.0.1:{P['node_exporter']}",
+            ],
+        ),
+        (
+            Part(
+                "prometheus",
+                "prometheus",
+                P["prometheus"],
+                u(P["prometheus"], "/-/ready"),
+                u(P["prometheus"], "/metrics"),
+            ),
+            [
+                binary("prometheus"),
+                f"--config.file={lab_dir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={lab_dir / 'prometheus-data'}",
+                f"--web.listen-address=127.0.0.1:{P['prometheus']}",
+                "--storage.tsdb.retention.time=2d",
+                "--web.enable-lifecycle",
+            ],
+        ),
+    ]
+    return plan
+
+
+def _wait_ready(part: Part, proc: Proc, log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            raise LabError(f"{part.name} exited before it was ready; its log ends:\n{_tail(log)}")
+        ok = (
+            all(listening(p) for p in (part.port, *part.extra_ports))
+            if part.health == "tcp"
+            else _healthy(part)
+        )
+        if ok:
+            return
+        time.sleep(0.2)
+    raise LabError(f"{part.name} not ready after {timeout:.0f} s; its log ends:\n{_tail(log)}")
+
+
+def running_parts(lab_dir: Path) -> list[str]:
+    """Names of the recorded parts still alive (empty when there is no lab)."""
+    try:
+        lab = Lab.load(lab_dir)
+    except LabError:
+        return []
+    return [p.name for p in lab.parts if p.proc().alive()]
+
+
+def up(
+    lab_dir: Path,
+    replicas: int = 3,
+    progress: Callable[[str], None] = lambda _m: None,
+    ready_timeout: float = READY_TIMEOUT_S,
+) -> Lab:
+    """Start the stack in `lab_dir`; on any failure stop what was started and raise."""
+    if not 1 <= replicas <= 8:
+        raise LabError("--replicas must be between 1 and 8")
+    check_binaries()
+    lab_dir.mkdir(parents=True, exist_ok=True)
+    alive = running_parts(lab_dir)
+    if alive:
+        raise LabError(
+            f"a lab is already up in {lab_dir} ({', '.join(alive)}); `lab down` it first"
+        )
+    for sub in ("logs", "redis", "pids", "faults"):
+        (lab_dir / sub).mkdir(exist_ok=True)
+    names = [
+        "gateway",
+        "haproxy_metrics",
+        "llm",
+        "api",
+        "vector",
+        "redis",
+        "redis_exporter",
+        "node_exporter",
+        "prometheus",
+        *(f"gpu-{i}" for i in range(replicas)),
+        *(f"link-{i}" for i in range(replicas)),
+    ]
+    ports = _free_ports(names)
+    write_text(lab_dir / "haproxy.cfg", configs.haproxy_cfg(ports, replicas))
+    write_text(lab_dir / "rules.yml", configs.recording_rules())
+    write_text(
+        lab_dir / "prometheus.yml",
+        configs.prometheus_yml(ports, replicas, [str(lab_dir / "rules.yml")]),
+    )
+    write_text(lab_dir / "links.json", "{}\n")
+    lab = Lab(lab_dir, replicas, ports, started_at=time.time())
+    try:
+        for spec, argv in _plan(lab_dir, replicas, ports):
+            progress(f"starting {spec.name} on 127.0.0.1:{spec.port}")
+            log = lab_dir / "logs" / f"{spec.name}.log"
+            proc = spawn(spec.name, argv, log, lab_dir)
+            part = dataclasses.replace(spec, pid=proc.pid, started=proc.started)
+            lab.parts.append(part)
+            lab.save()
+            _wait_ready(part, proc, log, ready_timeout)
+    except BaseException:
+        down(lab_dir, lab=lab)
+        raise
+    return lab
+
+
+def down(lab_dir: Path, lab: Lab | None = None) -> list[str]:
+    """Stop every process the lab recorded (faults' helpers too); the names that were alive."""
+    lab = lab if lab is not None else Lab.load(lab_dir)
+    procs = [p.proc() for p in lab.parts]
+    procs += [p for p in _fault_procs(lab_dir) if p.name not in {q.name for q in procs}]
+    alive = [p.name for p in procs if p.alive()]
+    survivors = stop(procs)
+    if survivors:
+        raise LabError(f"could not stop {', '.join(survivors)}; their pids are in {lab_dir}/pids")
+    for pidfile in (lab_dir / "pids").glob("*.pid"):
+        pidfile.unlink(missing_ok=True)
+    (lab_dir / STATE).unlink(missing_ok=True)
+    return alive
+
+
+def _fault_procs(lab_dir: Path) -> list[Proc]:
+    """Helpers a fault started (a CPU hog), recorded as `pids/fault-*.pid`."""
+    out = []
+    for pidfile in sorted((lab_dir / "pids").glob("fault-*.pid")):
+        with contextlib.suppress(OSError, ValueError):
+            pid, started = pidfile.read_text().split()
+            out.append(Proc(pidfile.stem, int(pid), int(started)))
+    return out
+
+
+@dataclass(frozen=True)
+class PartStatus:
+    name: str
+    kind: str
+    port: int
+    alive: bool
+    healthy: bool
+    metrics: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def status(lab_dir: Path) -> list[PartStatus]:
+    lab = Lab.load(lab_dir)
+    out = []
+    for p in lab.parts:
+        alive = p.proc().alive()
+        if p.health == "tcp":
+            healthy = alive and all(listening(x) for x in (p.port, *p.extra_ports))
+        else:
+            healthy = alive and _healthy(p)
+        out.append(
+            PartStatus(
+                p.name,
+                p.kind,
+                p.port,
+                alive,
+                healthy,
+                p.metrics,
+                MODELLED_NOTE if p.modelled else "",
+            )
+        )
+    return out
