@@ -28,19 +28,20 @@ def _tail_fd(fd: int, size: int, max_bytes: int) -> bytes:
         if not chunk:
             break
         data += chunk
-    if start > 0:  # drop the partial first line
-        cut = data.find(b"\n")
-        data = data[cut + 1 :] if cut >= 0 else b""
+    cut = data.find(b"\n")
+    if start > 0 and 0 <= cut < len(data) - 1:  # drop the partial first line (not the only one)
+        data = data[cut + 1 :]
     return data
 
 
-def _tail_plain(path: Path, max_bytes: int) -> bytes:
+def _tail_plain(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """(the tail, the file's size)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValueError(f"{path}: not a regular file")
-        return _tail_fd(fd, st.st_size, max_bytes)
+        return _tail_fd(fd, st.st_size, max_bytes), st.st_size
     finally:
         os.close(fd)
 
@@ -68,12 +69,12 @@ def _previous(path: Path) -> Path | None:
 
 def tail_log(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The tail of `path`, topped up from its rotated predecessor when short."""
-    data = _tail_plain(path, max_bytes)
-    room = max_bytes - len(data)
+    data, size = _tail_plain(path, max_bytes)
+    room = max_bytes - size
     prev = _previous(path)
     if prev is not None and room > 256:
         try:
-            old = _tail_gz(prev, room) if prev.suffix == ".gz" else _tail_plain(prev, room)
+            old = _tail_gz(prev, room) if prev.suffix == ".gz" else _tail_plain(prev, room)[0]
         except (OSError, EOFError, zlib.error, ValueError):
             old = b""
         if old:
