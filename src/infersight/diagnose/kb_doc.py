@@ -77,12 +77,17 @@ def render_rule(r: Rule, origin: str) -> str:
         lines += ["", "**Refuted when.**", "", *_group(r.refute)]
     lines += [
         "",
-        "**Missing data.** A condition on a signal the data lacks is unknown, never normal: the "
-        "rule is then inconclusive and names the signals.",
+        "**Missing data.** A condition on a signal the data lacks is unknown, never normal.",
     ]
     if r.requires:
         need = "; ".join(" or ".join(f"`{a.strip()}`" for a in e.split("|")) for e in r.requires)
-        lines[-1] += f" It cannot be decided at all without: {need}."
+        lines[-1] += (
+            f" It cannot be decided at all without: {need}. A prediction on any other signal "
+            "the data lacks altogether is a gap: the rule is confirmed on what could be "
+            "checked, at a lower confidence, and names it."
+        )
+    else:
+        lines[-1] += " The rule is then inconclusive and names the signals."
     if r.explains:
         lines += ["", "**Explains.** " + ", ".join(f"`{e}`" for e in r.explains)]
     if r.remedy:
@@ -108,7 +113,11 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "what must change and which way, what must stay put, where (the same instances, their "
         "peers, up or down the request path) and when. A cause is confirmed when its "
         "predictions hold and refuted by one that fails (shown as the reason it was ruled "
-        "out); a prediction on a missing signal is unknown, never held. The direction of a "
+        "out); a prediction on a missing signal is unknown, never held: where the signal is "
+        "absent from the data altogether (an exporter not deployed, a metric dropped by "
+        "relabelling) and the rule does not require it, the prediction is a gap, named with "
+        "the verdict, and the cause holds on what could be checked at a confidence lowered "
+        "by the share left unchecked. The direction of a "
         "change against the same window an hour and a day earlier and against the peers is "
         "the primary evidence; a vendor's level (80 °C, a KV cache at 90%) supports it, and "
         "is read where the mechanism needs it (a KV cache limits admission only where it ran "
