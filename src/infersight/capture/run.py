@@ -35,7 +35,8 @@ class CaptureRequest:
 
     out: Path
     connection: ConnectionSettings | None = None
-    at: float = field(default_factory=time.time)
+    at: float = field(default_factory=time.time)  # the moment diagnosed (an alert's startsAt)
+    end: float | None = None  # where the window ends (default: at)
     since_s: float = 1800.0
     step_s: float = 15.0
     baselines: tuple[float, ...] = DEFAULT_BASELINES
@@ -110,6 +111,7 @@ def capture(
 
     check_target(req.out, req.overwrite)  # before any work: a bad -o fails at once
     redactor = _redactor(req)
+    end = req.at if req.end is None else req.end
     pulled = Pulled()
     parts: list[Part] = []
     conn = req.connection
@@ -120,7 +122,7 @@ def capture(
             settings = conn.model_copy(update={"deadline": req.metrics_timeout_s})
             client = settings.client(limits)
             note = pull_all(
-                client, load_catalog(), req.at, req.since_s, req.step_s, req.baselines,
+                client, load_catalog(), end, req.since_s, req.step_s, req.baselines,
                 req.rate_window, pulled, metrics_progress,
             )  # fmt: skip
             if pulled.errors:
@@ -147,8 +149,10 @@ def capture(
 
     windows = dict(pulled.windows)
     if INCIDENT not in windows:
-        windows = {INCIDENT: empty_window(req.at, req.since_s, req.step_s)}
+        windows = {INCIDENT: empty_window(end, req.since_s, req.step_s)}
     source = {"kind": "capture", "at": iso(req.at), "window": promql_duration(req.since_s)}
+    if end != req.at:
+        source["end"] = iso(end)
     if conn is not None:
         source["url"] = conn.shown_url()
         if conn.tenant:

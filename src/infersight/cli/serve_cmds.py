@@ -1,0 +1,86 @@
+"""`infersight serve`: capture and diagnose when Alertmanager fires."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from infersight.cli.common import EXIT_USAGE, err_console, fail, markup_safe
+
+
+class _Scrub(logging.Filter):
+    """Every log record passes through the redaction layer before it is written."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        from infersight.redact import Redactor
+
+        self.redactor = Redactor(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor.scrub(record.getMessage())
+        record.args = None
+        return True
+
+
+def serve(
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="YAML config file (see docs/capture.md); INFERSIGHT_SERVE__* variables "
+            "override it.",
+            envvar="INFERSIGHT_SERVE_CONFIG",
+        ),
+    ] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Listen here (overrides).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Listen here (overrides).")] = None,
+) -> None:
+    """Receive Alertmanager webhooks; capture and diagnose each new firing group.
+
+    Point an Alertmanager webhook_config at http://HOST:PORT/alerts with the same credentials
+    as the config's `auth`. Each new firing group gets one bundle and its reports (md, html,
+    json) under out_dir; / lists recent captures, /metrics the service's own metrics.
+
+    Example: infersight serve --config /etc/infersight/serve.yaml
+    """
+    import uvicorn
+
+    from infersight.serve import ConfigError, load_config
+    from infersight.serve.app import create_app
+    from infersight.serve.jobs import capture_runner
+
+    try:
+        cfg = load_config(config)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    listen = cfg.listen.model_copy(
+        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    )
+    from infersight.safe_write import OutputError, check_folder
+
+    try:
+        check_folder(cfg.out_dir, create=True)
+    except OutputError as exc:
+        fail(f"out_dir: {exc}", EXIT_USAGE)
+    scrub = _Scrub(cfg.secrets())
+    handler = logging.StreamHandler()
+    handler.addFilter(scrub)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("infersight", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        lg = logging.getLogger(name)
+        lg.handlers = [handler]
+        lg.setLevel(logging.INFO)
+        lg.propagate = False
+    base = f"http://{listen.host}:{listen.port}"
+    app = create_app(cfg, capture_runner(cfg, base_url=base))
+    err_console.print(
+        f"infersight serve on {markup_safe(base)}: POST /alerts; captures in "
+        f"{markup_safe(cfg.out_dir)}",
+        highlight=False,
+    )
+    uvicorn.run(app, host=listen.host, port=listen.port, log_config=None, access_log=True)

@@ -1,0 +1,187 @@
+"""`infersight serve`'s one YAML config file, with environment-variable overrides.
+
+    listen: {host: 127.0.0.1, port: 9095}
+    auth: {bearer_token_file: /etc/infersight/webhook-token}      # or basic_auth: {...}
+    prometheus: {url: http://prometheus:9090, tenant: team-a, http_config_file: ...}
+    capture: {since: 30m, processes: [vllm], logs: [/var/log/vllm.log], gpu: true}
+    out_dir: /var/lib/infersight/captures
+    max_concurrency: 2          # captures at once
+    queue_size: 32              # captures waiting; beyond it a notification is refused (503)
+    slack: {webhook_url: https://hooks.slack.com/services/...}
+
+Every key can be overridden by `INFERSIGHT_SERVE__<KEY>[__<SUBKEY>...]` (e.g.
+`INFERSIGHT_SERVE__PROMETHEUS__URL`, `INFERSIGHT_SERVE__MAX_CONCURRENCY=4`); values are read as
+YAML scalars or flow lists. Secrets are `SecretStr`: never shown in a dump, a log or an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
+
+from infersight.sources.connect import ConnectionSettings
+from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
+from infersight.timeparse import parse_duration
+
+ENV_PREFIX = "INFERSIGHT_SERVE__"
+
+
+def _seconds(value: Any) -> Any:
+    return parse_duration(value) if isinstance(value, str) else value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; `str()` is the one line to print."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BasicAuth(_Strict):
+    username: str
+    password: SecretStr | None = None
+    password_file: Path | None = None
+
+
+class AuthConfig(_Strict):
+    """How Alertmanager proves itself: its webhook_configs' http_config sends the same."""
+
+    bearer_token: SecretStr | None = None
+    bearer_token_file: Path | None = None
+    basic_auth: BasicAuth | None = None
+    disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
+
+
+class Listen(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(9095, ge=0, lt=65536)
+
+
+class CaptureConfig(_Strict):
+    since: Seconds = 1800.0
+    step: Seconds = 15.0
+    baselines: list[Seconds] = Field(default_factory=lambda: [3600.0, 86400.0, 604800.0])
+    pids: list[int] = Field(default_factory=list)
+    processes: list[str] = Field(default_factory=list)
+    logs: list[Path] = Field(default_factory=list)
+    log_bytes: int = Field(1 << 20, gt=0)
+    gpu: bool = False
+    part_timeout: Seconds = 60.0
+    metrics_timeout: Seconds = 120.0
+
+
+class SlackConfig(_Strict):
+    webhook_url: SecretStr
+    timeout: Seconds = 10.0
+
+
+class ServeConfig(_Strict):
+    listen: Listen = Field(default_factory=Listen)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    prometheus: ConnectionSettings | None = None
+    capture: CaptureConfig = Field(default_factory=CaptureConfig)
+    out_dir: Path = Path("captures")
+    max_concurrency: int = Field(2, ge=1, le=64)
+    queue_size: int = Field(32, ge=0, le=100_000)
+    max_body_bytes: int = Field(1 << 20, ge=1024)
+    dedupe_window: Seconds = 86400.0
+    max_groups: int = Field(10_000, ge=1)
+    recent: int = Field(200, ge=1, le=100_000)
+    retry_after: int = Field(30, ge=1, description="Seconds a shed sender is asked to wait.")
+    slack: SlackConfig | None = None
+
+    def credentials(self) -> tuple[str | None, tuple[str, str] | None]:
+        """(bearer token, (user, password)) expected of senders, read from files if so."""
+        a = self.auth
+        try:
+            token = a.bearer_token.get_secret_value() if a.bearer_token else None
+            if a.bearer_token_file is not None:
+                token = read_secret_file(a.bearer_token_file, "auth.bearer_token_file")
+            basic = None
+            if a.basic_auth is not None:
+                b = a.basic_auth
+                pw = b.password.get_secret_value() if b.password else None
+                if b.password_file is not None:
+                    pw = read_secret_file(b.password_file, "auth.basic_auth.password_file")
+                if pw is None:
+                    raise ConfigError("auth.basic_auth: needs password or password_file")
+                basic = (b.username, pw)
+        except HTTPConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        if token is None and basic is None and not a.disabled:
+            raise ConfigError(
+                "auth: set bearer_token(_file) or basic_auth (the same credentials as in "
+                "Alertmanager's webhook http_config), or auth.disabled: true for a test"
+            )
+        return token, basic
+
+    def secrets(self) -> list[str]:
+        """Every secret the config holds, for scrubbing logs and errors."""
+        found: list[str] = []
+        with_secrets: list[Any] = [self.auth.bearer_token, self.slack and self.slack.webhook_url]
+        if self.auth.basic_auth is not None:
+            with_secrets.append(self.auth.basic_auth.password)
+        if self.prometheus is not None:
+            with_secrets += [self.prometheus.bearer_token, self.prometheus.basic_auth]
+        for s in with_secrets:
+            if isinstance(s, SecretStr):
+                found.append(s.get_secret_value())
+        return found
+
+
+def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for key, raw in env.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        path = [p.lower() for p in key[len(ENV_PREFIX) :].split("__") if p]
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            value = raw
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        if path:
+            node[path[-1]] = value
+    return tree
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> ServeConfig:
+    """The file (or nothing) with the environment's overrides; ConfigError naming the field."""
+    doc: Any = {}
+    where = str(path) if path is not None else "the environment"
+    if path is not None:
+        try:
+            doc = yaml.safe_load(path.read_text("utf-8")) or {}
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        except (yaml.YAMLError, UnicodeDecodeError):
+            raise ConfigError(f"{path}: not valid YAML") from None
+        if not isinstance(doc, dict):
+            raise ConfigError(f"{path}: must be a mapping of settings")
+    doc = _merge(doc, _env_overrides(os.environ if env is None else env))
+    try:
+        cfg = ServeConfig.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "the config"
+        raise ConfigError(f"{where}: {loc}: {first['msg']}") from None
+    cfg.credentials()  # a missing or unreadable credential stops the start, not a webhook later
+    return cfg

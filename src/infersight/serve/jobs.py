@@ -1,0 +1,91 @@
+"""What `infersight serve` does for each new firing group: capture with the alert's labels as
+scope and its startsAt as the moment, write the reports beside the bundle, post a summary."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+
+from infersight.capture import CaptureRequest, capture
+from infersight.diagnose import KnowledgeBase, load_kb
+from infersight.redact import Redactor
+from infersight.report import write_report
+from infersight.safe_write import check_folder
+from infersight.serve.config import ServeConfig
+from infersight.serve.dispatch import Job, Outcome, Runner
+
+log = logging.getLogger("infersight.serve")
+REPORTS = {"md": "report.md", "html": "report.html", "json": "report.json"}
+BUNDLE = "bundle.tar.gz"
+
+
+def window_end(starts_at: float, now: float, since_s: float) -> float:
+    """Where the captured window ends: now for a fresh alert; for an old one (a saved alert,
+    a late retry), half a window past its start, so the onset sits inside the window."""
+    at = min(starts_at, now)
+    return max(at, min(now, at + since_s / 2))
+
+
+def summary_text(job: Job, outcome: Outcome, base_url: str = "") -> str:
+    """The short message for a Slack-compatible webhook."""
+    roots = ", ".join(outcome.root_causes) or "no root cause named"
+    link = f" {base_url.rstrip('/')}/captures/{job.id}/report.html" if base_url else ""
+    return f"[infersight] {job.notification.name()}: {roots}. {outcome.summary}{link}"
+
+
+def post_summary(cfg: ServeConfig, text: str, redactor: Redactor) -> None:
+    if cfg.slack is None:
+        return
+    url = cfg.slack.webhook_url.get_secret_value()
+    try:
+        r = httpx.post(url, json={"text": text}, timeout=cfg.slack.timeout)
+        if r.status_code >= 300:
+            log.warning("slack webhook answered HTTP %s", r.status_code)
+    except httpx.HTTPError as exc:
+        log.warning("slack webhook failed: %s", redactor.scrub(str(exc)))
+
+
+def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: str = "") -> Runner:
+    """The runner that captures and reports for real."""
+    knowledge = kb or load_kb()
+    redactor = Redactor(cfg.secrets())
+    c = cfg.capture
+
+    def run(job: Job) -> Outcome:
+        folder = check_folder(cfg.out_dir / job.id, create=True)
+        now = time.time()
+        req = CaptureRequest(
+            out=folder / BUNDLE,
+            connection=cfg.prometheus,
+            at=min(job.at, now),
+            end=window_end(job.at, now, c.since),
+            since_s=c.since,
+            step_s=c.step,
+            baselines=tuple(c.baselines),
+            pids=tuple(c.pids),
+            processes=tuple(c.processes),
+            logs=tuple(c.logs),
+            log_max_bytes=c.log_bytes,
+            gpu=c.gpu,
+            scope=job.scope,
+            part_timeout_s=c.part_timeout,
+            metrics_timeout_s=c.metrics_timeout,
+        )
+        result = capture(req, knowledge)
+        reports = {
+            fmt: write_report(result.diagnosis, folder / name, fmt, result.windows)
+            for fmt, name in REPORTS.items()
+        }
+        outcome = Outcome(
+            result.path,
+            reports,
+            [r.hypothesis for r in result.diagnosis.root_causes],
+            result.diagnosis.summary,
+            [p.name for p in result.failed],
+        )
+        post_summary(cfg, summary_text(job, outcome, base_url), redactor)
+        return outcome
+
+    return run
