@@ -119,3 +119,30 @@ def test_unknown_artifact_is_a_bundle_error(tmp_path: Path, frame: MetricFrame) 
     bundle = read_bundle(write_bundle(tmp_path / "b", {"incident": frame}, SOURCE))
     with pytest.raises(BundleError, match=r"no artifact .x\.txt."):
         bundle.read_artifact("x.txt")
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_rows_in_any_order_read_the_same(frame: MetricFrame, shuffled: bool) -> None:
+    """The writer keeps a signal's rows together and the reader takes them as slices; a file
+    written by another tool, its rows in any order, reads to the same frame."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from infersight.bundle.table import frame_to_parquet, parquet_to_frame
+
+    table = pq.read_table(pa.BufferReader(frame_to_parquet(frame)))
+    if shuffled:
+        order = np.random.default_rng(0).permutation(table.num_rows)
+        table = table.take(pa.array(order))
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    back = parquet_to_frame(buf.getvalue(), frame.start, frame.step, frame.n)
+    assert set(back.signals) == set(frame.signals)
+    for name, s in frame.series.items():
+        got = back.series[name]
+        assert set(got.instances) == set(s.instances), name
+        for k, inst in enumerate(s.instances):
+            row = got.values[got.instances.index(inst)]
+            np.testing.assert_array_equal(row, s.values[k])

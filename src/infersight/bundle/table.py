@@ -7,6 +7,7 @@ gap and is not stored, so an instance whose row is all NaN is absent after a rou
 from __future__ import annotations
 
 import io
+import itertools
 
 import numpy as np
 import pyarrow as pa
@@ -93,6 +94,19 @@ def _floats(table: pa.Table, column: str) -> np.ndarray:
     return np.asarray(col.to_numpy(), dtype=np.float64)
 
 
+def _by_signal(sig_idx: np.ndarray) -> list[slice] | list[np.ndarray]:
+    """The rows of each signal: slices where the file keeps a signal's rows together (as
+    `frame_to_parquet` writes them: no sort, no copies), else index arrays."""
+    if not sig_idx.size:
+        return []
+    cuts = np.flatnonzero(np.diff(sig_idx)) + 1
+    if np.unique(sig_idx[np.concatenate(([0], cuts))]).size == cuts.size + 1:
+        edges = [0, *cuts.tolist(), sig_idx.size]
+        return [slice(a, b) for a, b in itertools.pairwise(edges)]
+    order = np.argsort(sig_idx, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(sig_idx[order])) + 1)
+
+
 #: bytes one row may take decoded (ts 8, value 8, two dictionary indices, slack for strings)
 ROW_BYTES = 64
 
@@ -135,9 +149,7 @@ def parquet_to_frame(
     col = idx.astype(np.int64)
     series: dict[str, SignalSeries] = {}
     allocated = 0
-    order = np.argsort(sig_idx, kind="stable")
-    bounds = np.flatnonzero(np.diff(sig_idx[order])) + 1
-    for group in np.split(order, bounds) if order.size else []:
+    for group in _by_signal(sig_idx):
         s_inst = inst_idx[group]
         uniq, first = np.unique(s_inst, return_index=True)
         uniq = uniq[np.argsort(first)]
@@ -150,7 +162,7 @@ def parquet_to_frame(
         arr = np.full((uniq.size, n), np.nan)
         flat = rows * n + col[group]
         if np.bincount(flat, minlength=arr.size).max(initial=0) > 1:
-            raise ValueError(f"signal {sig_names[sig_idx[group[0]]]!r} has a point twice")
+            raise ValueError(f"signal {sig_names[sig_idx[group][0]]!r} has a point twice")
         arr.reshape(-1)[flat] = vals[group]
-        series[sig_names[sig_idx[group[0]]]] = SignalSeries(tuple(inst_names[i] for i in uniq), arr)
+        series[sig_names[sig_idx[group][0]]] = SignalSeries(tuple(inst_names[i] for i in uniq), arr)
     return MetricFrame(start, step, n, series)
