@@ -77,6 +77,16 @@ def format_change(baseline: float | None, observed: float | None, unit: str | No
     return f"{format_value(baseline, unit)} → {format_value(observed, unit)}"
 
 
+def format_ratio(ratio: float | None) -> str:
+    """How many times a baseline a value is, the same way everywhere: "0.62×", "1.41×", "63.5×",
+    "473×", "1,060×" (three significant digits, no exponent); "" when there is none."""
+    if ratio is None or not math.isfinite(ratio) or ratio < 0:
+        return ""
+    if ratio >= 10:
+        return _num(float(f"{ratio:.3g}")) + "×"
+    return f"{ratio:.2f}".rstrip("0").rstrip(".") + "×" if ratio >= 1e-3 else "≈0×"
+
+
 def format_confidence(confidence: float) -> str:
     """A 0..1 confidence as a whole percentage: 0.874 → "87%"."""
     if not math.isfinite(confidence):

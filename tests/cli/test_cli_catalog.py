@@ -62,7 +62,7 @@ def test_bad_mapping_folder_is_named(tmp_path: object) -> None:
         capture_output=True,
         text=True,
     )
-    assert res.returncode == 1
+    assert res.returncode == 3  # an input error
     assert "/nonexistent-dir: not a directory" in res.stderr
     assert "Traceback" not in res.stderr
 

@@ -25,7 +25,7 @@ def test_an_internal_error_is_one_line_and_a_file(
     monkeypatch.setattr("tempfile.tempdir", None)
     with pytest.raises(SystemExit) as exit_:
         cli.main()
-    assert exit_.value.code == 1
+    assert exit_.value.code == 4  # a bug: neither findings (1) nor bad input (3)
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1
     assert "internal error: RuntimeError: unexpected [/] state" in err

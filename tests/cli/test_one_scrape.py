@@ -36,4 +36,4 @@ def test_diagnose_a_one_scrape_import(tmp_path: Path) -> None:
         res = cli("diagnose", str(bundle), "-f", fmt)
         assert "Traceback" not in res.stderr, res.stderr
         assert res.returncode in (0, 1), res.stderr
-        assert "infersight" in res.stdout
+        assert ("Window:" if fmt == "terminal" else '"infersight.diagnosis"') in res.stdout

@@ -19,13 +19,18 @@ FIGURES = ["20 ms → 800 ms", "95% → 60%", "70% → 40%", "380 ms → 4.1 s",
 
 def terminal(d: Diagnosis) -> str:
     buf = io.StringIO()
-    render_terminal(d, Console(file=buf, width=400, color_system=None))
+    render_terminal(d, Console(file=buf, width=400, color_system=None), full=True)
     return buf.getvalue()
 
 
+def markdown(d: Diagnosis) -> str:
+    return render_markdown(d, full=True)
+
+
+#: the full reports (-v/--full); the first screen has tests of its own (test_first_screen.py)
 RENDERERS: dict[str, Callable[[Diagnosis], str]] = {
     "terminal": terminal,
-    "markdown": render_markdown,
+    "markdown": markdown,
 }
 
 
@@ -47,8 +52,8 @@ def test_incident_shows_every_section(name: str) -> None:
     for h in d.by_verdict("confirmed"):
         for e in h.evidence:
             assert e.statement in out, e.statement
-    for fig in FIGURES:
-        assert fig in out, fig
+    for fig in FIGURES:  # "a → b", or both sides in the sentence that states them
+        assert fig in out or all(side in out for side in fig.split(" → ")), fig
     assert "Ruled out" in out and "GPU thermal throttling" in out
     assert "GPU temperature 66 °C, below the 80 °C throttle point (64 °C before)" in out
     assert "Could not be checked" in out
@@ -65,7 +70,8 @@ def test_incident_shows_every_section(name: str) -> None:
     assert "node_exporter is not scraped on infer-*" in out
     assert "All requests" in out and "Continuous" in out and "The whole cluster" in out
     assert "Runbook" in out and "runbooks/vector-db-memory.md" in out
-    assert "02:16:30 UTC" in out  # root onset
+    # the root's onset is its earliest evidence (02:15:30), not the engine's 02:16:30
+    assert "onset 02:15:30 UTC" in out or "since 02:15 UTC" in out
     # the cache root stands without one of its refuting checks: said, with the signal to add
     assert (
         "Not ruled out: a check that would rule it out could not be made: it needs "
@@ -143,11 +149,11 @@ def test_markdown_escapes_user_text() -> None:
     h = d.hypotheses[0]
     e = replace(h.evidence[0], statement=f"a | b {HOSTILE}", instance="x`|y")
     d = replace(d, hypotheses=(replace(h, evidence=(e,)), *d.hypotheses[1:]))
-    out = render_markdown(d)
+    out = render_markdown(d, full=True)
     assert "<script>" not in out
     assert r"a \| b \<script\>" in out
     row = next(line for line in out.splitlines() if "a \\| b" in line)
-    assert row.replace("\\|", "").count("|") == 6  # five cells, no extra column
+    assert row.replace("\\|", "").count("|") == 7  # six cells, no extra column
 
 
 def test_a_finding_on_many_instances_reads_as_one_line() -> None:

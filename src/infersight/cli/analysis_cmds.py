@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
+from infersight.cli.catalog_cmds import MappingsOpt
 from infersight.cli.common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     cannot_judge,
     console,
     fail,
     markup_safe,
     print_json,
+    wants_json,
 )
 from infersight.cli.connection import (
     DEFAULT_DEADLINE_S,
@@ -29,7 +33,14 @@ from infersight.cli.connection import (
     LimitOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import AtOpt, BundleArg, PrometheusOptional, WindowOpt, gather
+from infersight.cli.inputs import (
+    AtOpt,
+    BundleArg,
+    PrometheusOptional,
+    WindowOpt,
+    gather,
+    prometheus_or_env,
+)
 from infersight.signals import all_signals
 from infersight.timeparse import iso
 from infersight.units import format_value
@@ -57,7 +68,8 @@ def detect(
     at: AtOpt = None,
     window: WindowOpt = "1h",
     limit: Annotated[int, typer.Option("--limit", help="Rows of the anomalies table.")] = 40,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
@@ -69,15 +81,17 @@ def detect(
 ) -> None:
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
-    Exit status 1 when anomalies are found, 0 when none, 3 when nothing could be read to judge
-    (no series, every query failed, only NaN).
+    Exit codes: 0 no anomaly; 1 anomalies found; 2 usage error; 3 input or server error, or
+    nothing could be read to judge (no series, every query failed, only NaN).
 
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.coverage import assess
     from infersight.detect import detect as run_detect
     from infersight.report.view import coverage_note
 
+    prometheus = prometheus_or_env(bundle, prometheus)
     conn = _conn(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
     )
@@ -143,6 +157,28 @@ def detect(
         raise typer.Exit(EXIT_FINDINGS)
 
 
+ReportFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="terminal, md, brief (a few lines for Slack), json or html. Default: terminal on "
+        "stdout; with --out, from the file's suffix (.md, .json, .html), plain text otherwise.",
+        metavar="FORMAT",
+    ),
+]
+REPORT_FORMATS = ("terminal", "text", "md", "markdown", "brief", "json", "html")
+
+
+def _ui_url(url: str | None) -> str | None:
+    """A server URL fit for a link in a report: no credentials, no query."""
+    if url is None or not url.startswith(("http://", "https://")):
+        return None
+    scheme, _, rest = url.partition("://")
+    host_path = rest.split("?", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host_path}"
+
+
 def diagnose(
     bundle: BundleArg = None,
     prometheus: PrometheusOptional = None,
@@ -152,18 +188,44 @@ def diagnose(
         list[Path] | None,
         typer.Option("--rules", help="Folder of your own hypothesis files (*.yaml); repeatable."),
     ] = None,
-    fmt: Annotated[
+    fmt: ReportFormat = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the report to this file instead of stdout."),
+    ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            "-v",
+            help="Everything: scope, coverage, the evidence step by step, why each cause was "
+            "ruled out. Default: the answer on one screen.",
+        ),
+    ] = False,
+    brief: Annotated[
+        bool, typer.Option("--brief", help="A few lines for a chat thread (= --format brief).")
+    ] = False,
+    as_json: JsonAliasOpt = False,
+    prometheus_ui: Annotated[
         str | None,
         typer.Option(
-            "--format",
-            "-f",
-            help="terminal, md, json or html. Default: terminal on stdout; with --out, from "
-            "the file's suffix (.md, .json, .html), plain text for any other.",
+            "--prometheus-url",
+            help="Prometheus UI to link each finding's query to (default: the server read).",
+            metavar="URL",
         ),
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the report here instead of stdout.")
+    grafana_url: Annotated[
+        str | None,
+        typer.Option(
+            "--grafana-url",
+            help="Grafana to link each finding's query to, in Explore.",
+            envvar="INFERSIGHT_GRAFANA_URL",
+            metavar="URL",
+        ),
     ] = None,
+    grafana_datasource: Annotated[
+        str, typer.Option("--grafana-datasource", help="The Grafana data source to query.")
+    ] = "prometheus",
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
@@ -177,24 +239,33 @@ def diagnose(
 
     Walks the layers in order (access, service, inference, dependency, infrastructure), marks
     every hypothesis confirmed, refuted or inconclusive (naming the missing signals), and ranks
-    the root causes. Exit status 1 when something is wrong, 0 when nothing is, 3 when nothing
-    could be read to judge (no series, every query failed, only NaN): "cannot judge" and why.
+    the root causes. Prints the answer on one screen; -v/--full prints everything.
+
+    Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error, or
+    nothing could be read to judge (no series, every query failed, only NaN).
 
     Examples:
 
       infersight diagnose incident.tar.gz
 
-      infersight diagnose -p http://prom:9090 --at 2026-12-02T02:30:00Z -f html -o report.html
+      infersight diagnose incident.tar.gz --brief
+
+      infersight diagnose -p http://prom:9090 --at 02:30Z -o report.html
     """
     from infersight import coverage
     from infersight.diagnose import KBError, load_kb
     from infersight.diagnose import diagnose as run_diagnose
-    from infersight.report import render_terminal, write_report
+    from infersight.report import render, render_terminal, write_report
+    from infersight.report.links import Links
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
 
-    if fmt is not None and fmt not in ("terminal", "md", "json", "html"):
-        fail(f"--format {fmt!r}: choose terminal, md, json or html", EXIT_USAGE)
+    if brief or as_json:
+        if fmt is not None and fmt != ("brief" if brief else "json"):
+            fail(f"--{'brief' if brief else 'json'} and --format {fmt} disagree", EXIT_USAGE)
+        fmt = "brief" if brief else "json"
+    if fmt is not None and fmt not in REPORT_FORMATS:
+        fail(f"--format {fmt!r}: choose terminal, md, brief, json or html", EXIT_USAGE)
     if fmt == "html" and out is None:
         fail("--format html needs --out FILE.html", EXIT_USAGE)
     if out is not None:
@@ -207,33 +278,37 @@ def diagnose(
         kb = load_kb(rules or [])
     except KBError as exc:
         fail(str(exc))
+    prometheus = prometheus_or_env(bundle, prometheus)
     conn = _conn(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
     )
-    inputs = gather(
-        bundle, conn, at, window, fmt != "terminal" and out is None, mappings, raise_limit
-    )
+    quiet = fmt not in ("terminal", "text") and out is None
+    inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
     if cov.judged:
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
         diagnosis = coverage.apply(diagnosis, cov)
     else:
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
+    links = Links(
+        _ui_url(prometheus_ui or prometheus or inputs.source.get("url")),
+        _ui_url(grafana_url),
+        grafana_datasource,
+    )
     if out is not None:
         try:
-            write_report(diagnosis, out, fmt, inputs.windows)
+            write_report(diagnosis, out, fmt, inputs.windows, full=full, links=links)
         except OutputError as exc:
             fail(str(exc))
         except OSError as exc:
             fail(f"{out}: cannot be written ({exc.strerror or exc})")
         console.print(f"wrote {markup_safe(out)}")
-    elif fmt == "terminal":
+    elif fmt in ("terminal", "text"):
         if diagnosis.judged:
-            render_terminal(diagnosis, console)
+            render_terminal(diagnosis, console, full=full)
     else:
-        from infersight.report import render_json, render_markdown
-
-        print(render_json(diagnosis) if fmt == "json" else render_markdown(diagnosis))
+        text = render(diagnosis, fmt, inputs.windows, full=full, links=links)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not diagnosis.judged:
         cannot_judge(cov.reason)
     if not diagnosis.healthy:

@@ -7,8 +7,16 @@ from typing import Annotated
 
 import typer
 
-from infersight.cli.catalog_cmds import JsonOpt
-from infersight.cli.common import EXIT_USAGE, console, fail, print_json, progress_bar
+from infersight.cli.common import (
+    EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
+    console,
+    fail,
+    print_json,
+    progress_bar,
+    wants_json,
+)
 
 app = typer.Typer(help="Measure infersight itself.", no_args_is_help=True)
 
@@ -32,13 +40,15 @@ def accuracy(
         Path | None,
         typer.Option("--update", help="Also write the result into this benchmarks page."),
     ] = None,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Every scenario × seeds × dialects: AC@1, AC@3, and root causes claimed on healthy days.
 
     Each case is simulated, exposed in an exporter dialect, mapped back through the catalog and
     diagnosed, as a user's data would be. Example: infersight bench accuracy --seeds 1
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.benchdoc import write_section
     from infersight.lab.evaluate.accuracy import run_accuracy
 

@@ -9,11 +9,22 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_USAGE, console, fail, markup_safe, print_json
+from infersight.cli.catalog_cmds import MappingsOpt
+from infersight.cli.common import (
+    EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
+    console,
+    fail,
+    markup_safe,
+    print_json,
+    wants_json,
+)
 from infersight.cli.connection import LimitOpt
 from infersight.exporters import load_catalog
+from infersight.report.view import signal_unit
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+from infersight.units import format_value
 
 app = typer.Typer(help="Evidence bundles: one file with the frozen scene.", no_args_is_help=True)
 
@@ -52,10 +63,12 @@ def inspect(
     show_signals: Annotated[
         bool, typer.Option("--signals", help="Also list every signal with its value range.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     raise_limit: LimitOpt = None,
 ) -> None:
     """Verify a bundle (every member's sha256, schema, types) and summarise what it holds."""
+    as_json = wants_json(fmt, as_json)
     from infersight.bundle import read_bundle, summarize
 
     b = read_bundle(bundle, _limits(raise_limit))
@@ -94,8 +107,11 @@ def inspect(
         for col in ("signal", "instances", "points", "min", "median", "max"):
             t.add_column(col, no_wrap=col == "signal")
         for r in summary["signal_stats"]:
-            fmt = [f"{r[k]:.4g}" if r[k] is not None else "-" for k in ("min", "median", "max")]
-            t.add_row(r["signal"], str(r["instances"]), str(r["points"]), *fmt)
+            cells = [
+                format_value(r[k], signal_unit(r["signal"])) if r[k] is not None else "-"
+                for k in ("min", "median", "max")
+            ]
+            t.add_row(r["signal"], str(r["instances"]), str(r["points"]), *cells)
         console.print(t)
 
 
@@ -144,7 +160,8 @@ def import_files(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing bundle.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
     raise_limit: LimitOpt = None,
 ) -> None:
@@ -158,6 +175,7 @@ def import_files(
 
       infersight bundle import vllm.json dcgm.json -o b.tar.gz
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.bundle import BundleError, check_target, write_bundle
     from infersight.limits import LimitExceeded
     from infersight.sources.exposition import read_exposition

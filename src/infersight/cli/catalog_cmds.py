@@ -8,13 +8,22 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from infersight.cli.common import EXIT_USAGE, console, fail, print_json
+from infersight.cli.common import (
+    EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
+    console,
+    fail,
+    print_json,
+    wants_json,
+)
 from infersight.exporters import DEFAULT_WINDOW, load_catalog
 from infersight.signals import Layer, all_signals
 
 LayerOpt = Annotated[
     Layer | None, typer.Option("--layer", "-l", help="Only this layer.", case_sensitive=False)
 ]
+#: the old visible `--json` of commands not yet on `--format` (see `common.FormatOpt`)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 MappingsOpt = Annotated[
     list[Path] | None,
@@ -31,7 +40,8 @@ def signals(
     promql: Annotated[
         bool, typer.Option("--promql", help="Show the PromQL of each mapping.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
 ) -> None:
     """List the canonical signals: layer, unit, which direction is bad, and who provides them.
@@ -42,6 +52,7 @@ def signals(
 
       infersight signals --exporter vllm --promql
     """
+    as_json = wants_json(fmt, as_json)
     catalog = load_catalog(mappings or [])
     if exporter is not None and exporter not in catalog.families:
         known = ", ".join(sorted(catalog.families))
@@ -75,8 +86,11 @@ def signals(
     console.print(table)
 
 
-def exporters(as_json: JsonOpt = False, mappings: MappingsOpt = None) -> None:
+def exporters(
+    fmt: FormatOpt = "table", as_json: JsonAliasOpt = False, mappings: MappingsOpt = None
+) -> None:
     """List the exporter families infersight maps, how it recognises them, what they cover."""
+    as_json = wants_json(fmt, as_json)
     catalog = load_catalog(mappings or [])
     rows: list[dict[str, Any]] = [
         {

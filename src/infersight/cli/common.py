@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,10 +17,20 @@ from infersight.jsonsafe import finite
 console = Console()
 err_console = Console(stderr=True)
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1  # findings, or a failure the user must look at
-EXIT_USAGE = 2
-EXIT_CANNOT_JUDGE = 3  # too little could be read to say whether anything is wrong
+EXIT_OK = 0  # nothing wrong (or the command did what it was asked)
+EXIT_FINDINGS = 1  # findings: something is wrong, and the report says what
+EXIT_USAGE = 2  # the command line itself is wrong
+#: the input or the server: a file missing or damaged, a server unreachable or failing, or too
+#: little could be read to say whether anything is wrong ("cannot judge")
+EXIT_INPUT = 3
+EXIT_CANNOT_JUDGE = EXIT_INPUT
+EXIT_INTERNAL = 4  # a bug in infersight; the traceback is in a file to report
+
+#: the exit codes, as every command's --help and the README state them
+EXIT_CODES_HELP = (
+    "Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error (a file "
+    "missing or damaged, a server unreachable, or nothing readable to judge); 4 internal error."
+)
 
 
 class CommandError(Exception):
@@ -30,7 +40,7 @@ class CommandError(Exception):
     escaped and control characters are shown, never sent; `message` is the plain text.
     """
 
-    def __init__(self, message: str, code: int = EXIT_FINDINGS) -> None:
+    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
@@ -47,7 +57,7 @@ def markup_safe(data: object) -> str:
     return for_markup(clean(data, one_line=True))
 
 
-def fail(message: str, code: int = EXIT_FINDINGS) -> NoReturn:
+def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     raise CommandError(message, code)
 
 
@@ -58,6 +68,20 @@ def cannot_judge(reason: str) -> NoReturn:
         f"[yellow]cannot judge:[/] {markup_safe(reason)}", highlight=False, soft_wrap=True
     )
     raise typer.Exit(EXIT_CANNOT_JUDGE)
+
+
+#: `--format` of the commands that print a table or JSON
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.", metavar="FORMAT")]
+#: the old spelling of `--format json`, kept working
+JsonAliasOpt = Annotated[bool, typer.Option("--json", hidden=True, help="Same as --format json.")]
+
+
+def wants_json(fmt: str, as_json: bool) -> bool:
+    """Whether `--format FORMAT` (or the old `--json`) asks for JSON; any other format than
+    table/text and json is a usage error."""
+    if fmt not in ("table", "text", "json"):
+        fail(f"--format {fmt!r}: choose table or json", EXIT_USAGE)
+    return as_json or fmt == "json"
 
 
 def print_json(data: Any) -> None:

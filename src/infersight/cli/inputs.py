@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,26 +26,58 @@ BundleArg = Annotated[
     Path | None,
     typer.Argument(help="An evidence bundle (from `pull`, `bundle import` or `lab sim`)."),
 ]
+PROMETHEUS_ENV = "INFERSIGHT_PROMETHEUS"
 PrometheusOptional = Annotated[
     str | None,
     typer.Option(
         "--prometheus",
         "-p",
-        help="Read live from this Prometheus-compatible server instead of a bundle.",
-        envvar="INFERSIGHT_PROMETHEUS",
+        help=f"Read live from this Prometheus-compatible server instead of a bundle (with no "
+        f"BUNDLE, ${PROMETHEUS_ENV} is used when set).",
+        metavar="URL",
     ),
 ]
+AT_HELP = (
+    "The moment of interest (an alert): HH:MM[Z] (UTC; today, or yesterday when that is still "
+    "to come; in a bundle, the last such time in it), now, now-2h, epoch or ISO 8601."
+)
 AtOpt = Annotated[
     str | None,
-    typer.Option(
-        "--at",
-        help="The moment of interest (an alert): now, now-2h, epoch or ISO 8601. "
-        "Default: the end of the window.",
-    ),
+    typer.Option("--at", help=AT_HELP + " Default: the end of the window.", metavar="TIME"),
 ]
 WindowOpt = Annotated[
-    str, typer.Option("--window", help="Length of the window analysed (live servers).")
+    str,
+    typer.Option(
+        "--window",
+        help="Length of the window analysed, with its unit: 30m, 1h (live servers).",
+        metavar="DURATION",
+    ),
 ]
+
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?Z?$", re.IGNORECASE)
+DAY_S = 86400.0
+
+
+def parse_at(text: str, anchor: float | None = None) -> float:
+    """`--at` as epoch seconds. A clock time HH:MM[:SS][Z] (UTC) is the last such moment no
+    later than `anchor` (now, with a few minutes' slack for clock skew: today, or yesterday
+    when today's is still to come); anything else as `timeparse.parse_time` reads it."""
+    m = _CLOCK.match(text.strip())
+    if m is None:
+        return parse_time(text)
+    limit = anchor if anchor is not None else parse_time("now") + FUTURE_SLACK_S
+    day = datetime.fromtimestamp(limit, tz=UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    h, mi, sec = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    moment = day.timestamp() + h * 3600 + mi * 60 + sec
+    return moment if moment <= limit else moment - DAY_S
+
+
+def prometheus_or_env(bundle: Path | None, prometheus: str | None) -> str | None:
+    """The server to read: `--prometheus`, else $INFERSIGHT_PROMETHEUS when no bundle is given
+    (a variable set for other commands never turns a bundle's analysis into a usage error)."""
+    if prometheus is not None or bundle is not None:
+        return prometheus
+    return os.environ.get(PROMETHEUS_ENV) or None
 
 
 #: more grid points than this in one window is a typo in --step, not an analysis
@@ -86,10 +121,10 @@ def gather(
     if (bundle is None) == (conn is None):
         fail("give either a BUNDLE or --prometheus URL (exactly one)", EXIT_USAGE)
     try:
-        at_s = parse_time(at) if at is not None else None
+        at_s = parse_at(at) if at is not None and bundle is None else None
         length = parse_duration(window)
     except ValueError as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(f"--at/--window: {exc}", EXIT_USAGE)
     if bundle is not None:
         from infersight.bundle import BundleError, read_bundle
         from infersight.limits import LimitError, current
@@ -99,6 +134,11 @@ def gather(
         except (BundleError, LimitError) as exc:
             fail(str(exc))
         frame = b.frame
+        if at is not None:
+            try:
+                at_s = parse_at(at, anchor=frame.end + frame.step)
+            except ValueError as exc:
+                fail(f"--at: {exc}", EXIT_USAGE)
         if at_s is not None and not frame.start <= at_s <= frame.end + frame.step:
             fail(
                 f"--at {iso(at_s)} lies outside the bundle's window "

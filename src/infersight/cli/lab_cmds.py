@@ -8,14 +8,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt
 from infersight.cli.common import (
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     console,
     err_console,
     fail,
     markup_safe,
     print_json,
+    wants_json,
 )
 
 app = typer.Typer(
@@ -30,8 +32,9 @@ DIALECT_HELP = (
 
 
 @app.command("scenarios")
-def scenarios(as_json: JsonOpt = False) -> None:
+def scenarios(fmt: FormatOpt = "table", as_json: JsonAliasOpt = False) -> None:
     """List the scenarios: root causes, layer, the field-guide section, what happens."""
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.sim.run import list_scenarios
 
     rows = list_scenarios()
@@ -52,6 +55,16 @@ def scenarios(as_json: JsonOpt = False) -> None:
     console.print(table)
 
 
+def _hours(text: str, option: str) -> float:
+    """A duration option in hours: "3h", "90m", or a bare number of hours."""
+    from infersight.timeparse import parse_duration
+
+    try:
+        return float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text) / 3600
+    except ValueError as exc:
+        fail(f"{option}: {exc}", EXIT_USAGE)
+
+
 @app.command("sim")
 def sim(
     scenario: Annotated[str, typer.Option("--scenario", "-s", help="See `lab scenarios`.")],
@@ -64,22 +77,32 @@ def sim(
             "backfill.",
         ),
     ],
-    hours: Annotated[
-        float, typer.Option("--hours", help="Hours simulated after the history.")
-    ] = 3.0,
-    history: Annotated[
-        float,
+    duration: Annotated[
+        str,
         typer.Option(
-            "--history", help="Fault-free hours before them (25 gives a day-ago baseline)."
+            "--duration", help="Time simulated after the history: 3h, 90m.", metavar="DURATION"
         ),
-    ] = 25.0,
+    ] = "3h",
+    hours: Annotated[
+        float | None, typer.Option("--hours", hidden=True, help="The old --duration, in hours.")
+    ] = None,
+    history: Annotated[
+        str,
+        typer.Option(
+            "--history",
+            help="Fault-free time before it: 25h gives a day-ago baseline (a bare number is "
+            "hours).",
+            metavar="DURATION",
+        ),
+    ] = "25h",
     instances: Annotated[int, typer.Option("--instances", "-n", min=1)] = 8,
     seed: Annotated[int, typer.Option("--seed", help="Same seed, same run.")] = 0,
     dialect: Annotated[str, typer.Option("--dialect", "-d", help=DIALECT_HELP)] = "vllm",
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing output.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Simulate a scenario and write it as an evidence bundle or as OpenMetrics text.
 
@@ -89,24 +112,27 @@ def sim(
 
       infersight lab sim -s gpu_thermal_throttling -d triton -o hot.om   # then promtool backfill
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.bundle import BundleError
     from infersight.cli.common import progress_bar
     from infersight.lab.sim.outputs import run_cli
     from infersight.lab.sim.scenarios import UnknownScenarioError
     from infersight.safe_write import OutputError
 
+    hours_f = _hours(duration, "--duration") if hours is None else hours
+    history_h = _hours(history, "--history")
     with progress_bar(f"simulating {scenario}", enabled=not as_json) as update:
         try:
             summary = run_cli(
                 scenario,
-                hours,
+                hours_f,
                 instances,
                 seed,
                 dialect,
                 out,
                 progress=lambda _stage, frac: update(int(frac * 100), 100),
                 overwrite=overwrite,
-                history_h=history,
+                history_h=history_h,
             )
         except (UnknownScenarioError, ValueError, FileExistsError) as exc:
             fail(str(exc).strip("'\""), EXIT_USAGE)
@@ -130,6 +156,9 @@ def demo(
     ] = Path("out"),
     seed: Annotated[int, typer.Option("--seed", help="Another seed, another night.")] = 217,
     dialect: Annotated[str, typer.Option("--dialect", "-d", help=DIALECT_HELP)] = "vllm",
+    full: Annotated[
+        bool, typer.Option("--full", "-v", help="The whole report, not only the first screen.")
+    ] = False,
 ) -> None:
     """The 02:17 incident, simulated with a day of history and diagnosed; no server needed.
 
@@ -148,11 +177,10 @@ def demo(
     res = run_demo(
         out_dir, seed, dialect, step=lambda msg: err_console.print(f"[dim]· {markup_safe(msg)}[/]")
     )
-    render_terminal(res.diagnosis, console)
+    render_terminal(res.diagnosis, console, full=full)
     console.print(
         f"\nHTML report: [bold]{markup_safe(res.html)}[/]   "
         f"evidence bundle: [bold]{markup_safe(res.bundle)}[/]\n"
         f"The simulator's ground truth: {', '.join(res.truth_roots)}. Try next:\n"
-        f"  infersight diagnose {markup_safe(res.bundle)} --format md\n"
-        f"  infersight lab scenarios"
+        f"  infersight diagnose {markup_safe(res.bundle)} --full"
     )

@@ -8,8 +8,18 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt, MappingsOpt
-from infersight.cli.common import EXIT_USAGE, console, err_console, fail, markup_safe, print_json
+from infersight.cli.catalog_cmds import MappingsOpt
+from infersight.cli.common import (
+    EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
+    console,
+    err_console,
+    fail,
+    markup_safe,
+    print_json,
+    wants_json,
+)
 from infersight.cli.connection import (
     DEFAULT_DEADLINE_S,
     BasicOpt,
@@ -22,9 +32,9 @@ from infersight.cli.connection import (
     PrometheusOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import check_grid, pull_windows
+from infersight.cli.inputs import AT_HELP, check_grid, parse_at, pull_windows
 from infersight.exporters import load_catalog
-from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+from infersight.timeparse import iso, parse_duration, promql_duration
 from infersight.windows import INCIDENT
 
 SignalsOpt = Annotated[
@@ -47,7 +57,8 @@ def _signal_list(text: str | None) -> list[str] | None:
 def probe(
     prometheus: PrometheusOpt,
     signals: SignalsOpt = None,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
@@ -63,6 +74,7 @@ def probe(
 
     Example: infersight probe --prometheus http://localhost:9090
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.sources.probe import probe as run_probe
 
     conn = Connection(
@@ -96,13 +108,26 @@ def pull(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Bundle to write: NAME.tar.gz, or a directory.")
     ],
-    since: Annotated[str, typer.Option("--since", help="Window length, ending at --at.")] = "1h",
+    window: Annotated[
+        str,
+        typer.Option(
+            "--window", help="Length of the window, ending at --at: 30m, 1h.", metavar="DURATION"
+        ),
+    ] = "1h",
+    since: Annotated[
+        str | None, typer.Option("--since", hidden=True, help="The old name of --window.")
+    ] = None,
     at: Annotated[
-        str, typer.Option("--at", help="End of the window: now, now-2h, epoch, ISO 8601.")
+        str, typer.Option("--at", help="End of the window. " + AT_HELP, metavar="TIME")
     ] = "now",
     step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
-    window: Annotated[
-        str, typer.Option("--rate-window", help="Window of rate() and histogram_quantile().")
+    rate_window_opt: Annotated[
+        str,
+        typer.Option(
+            "--rate-window",
+            help="Window of rate() and histogram_quantile(): 5m.",
+            metavar="DURATION",
+        ),
     ] = "5m",
     baselines: Annotated[
         str,
@@ -116,7 +141,8 @@ def pull(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing bundle.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
@@ -131,13 +157,15 @@ def pull(
     Run it before anyone restarts a pod. The bundle holds the window, the same window an hour,
     a day and a week earlier, and which signals were unavailable and why.
 
-    Example: infersight pull --prometheus http://localhost:9090 --since 1h -o incident.tar.gz
+    Example: infersight pull --prometheus http://localhost:9090 --window 1h -o incident.tar.gz
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.bundle import BundleError, check_target, write_bundle
 
     try:
-        length, step_s, end = parse_duration(since), parse_duration(step), parse_time(at)
-        rate_window = promql_duration(parse_duration(window))
+        length = parse_duration(since if since is not None else window)
+        step_s, end = parse_duration(step), parse_at(at)
+        rate_window = promql_duration(parse_duration(rate_window_opt))
         shifts = (
             []
             if baselines.strip() == "none"
@@ -167,7 +195,7 @@ def pull(
             fail(f"nothing written: the queries failed: {errors[0]}{also}")
         fail(
             f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
-            "Check --at/--since, and `infersight probe` for what the server has"
+            "Check --at/--window, and `infersight probe` for what the server has"
         )
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
     path = write_bundle(out, windows, source, missing=missing, overwrite=overwrite)

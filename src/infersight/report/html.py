@@ -11,6 +11,7 @@ from html import escape
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.frame import MetricFrame
 from infersight.report.html_style import CSS
+from infersight.report.links import Links
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.svg import svg_plot
 from infersight.report.textsafe import clean
@@ -171,7 +172,11 @@ def _list_section(sid: str, title: str, items: list[str], ordered: bool = False)
     return f'<section id="{sid}"><h2>{_e(title)}</h2><{tag} class="plain">{body}</{tag}></section>'
 
 
-def render_html(diagnosis: Diagnosis, windows: Mapping[str, MetricFrame] | None = None) -> str:
+def render_html(
+    diagnosis: Diagnosis,
+    windows: Mapping[str, MetricFrame] | None = None,
+    links: Links | None = None,
+) -> str:
     """The report as one self-contained HTML document."""
     d = diagnosis
     v = build_view(d)

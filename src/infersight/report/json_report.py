@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any, cast
 
 from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
+from infersight.report.links import Links, query_document
 
 SCHEMA_NAME = "infersight.diagnosis"
 
@@ -27,19 +28,19 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
-    """The JSON document as a dict: schema tag first, then every field of the diagnosis."""
+def diagnosis_document(diagnosis: Diagnosis, links: Links | None = None) -> dict[str, Any]:
+    """The JSON document as a dict: schema tag first, then every field of the diagnosis, then
+    `queries`: per signal a finding reads, the PromQL behind it (and its links, when the
+    Prometheus or Grafana URL is known)."""
     body = _finite(diagnosis.to_dict())
-    return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
+    doc = {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
+    doc["queries"] = query_document(diagnosis, links)
+    return doc
 
 
-def render_json(diagnosis: Diagnosis, indent: int | None = 2) -> str:
-    return (
-        json.dumps(
-            diagnosis_document(diagnosis), indent=indent, ensure_ascii=False, allow_nan=False
-        )
-        + "\n"
-    )
+def render_json(diagnosis: Diagnosis, indent: int | None = 2, links: Links | None = None) -> str:
+    doc = diagnosis_document(diagnosis, links)
+    return json.dumps(doc, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def diagnosis_schema() -> dict[str, Any]:

@@ -1,12 +1,26 @@
-"""The report as Markdown, for tickets and postmortems (GitHub/GitLab flavoured)."""
+"""The report as Markdown, for tickets and postmortems (GitHub/GitLab flavoured).
+
+The same order as the terminal: the headline, two lines per root cause, the chain, the causes
+ruled out as ids, the coverage gaps; `full=True` appends the evidence step by step and the rest.
+"""
 
 from __future__ import annotations
 
 import re
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.report.figures import format_score
+from infersight.report.firstscreen import first_screen
 from infersight.report.textsafe import clean
-from infersight.report.view import ReportView, build_view, figures, not_ruled_out, refuting
+from infersight.report.view import (
+    ReportView,
+    actions_and_missing,
+    build_view,
+    figures,
+    not_ruled_out,
+    reading_mark,
+    refuting,
+)
 from infersight.units import format_clock, format_confidence
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -28,15 +42,15 @@ def _evidence_rows(evidence: tuple[Evidence, ...]) -> list[str]:
     if not evidence:
         return ["_No evidence recorded._", ""]
     rows = [
-        "| | Evidence | Baseline → observed | Signal @ instance | Onset |",
-        "|---|---|---|---|---|",
+        "| | Reading | Baseline → observed | Signal @ instance | Onset | For the cause |",
+        "|---|---|---|---|---|---|",
     ]
     for e in evidence:
         where = f"{e.signal} @ {e.instance}" if e.instance else e.signal
-        mark = "✔" if e.supports else "✘"
+        verdict = "✔ for" if e.supports else "✘ rules it out"
         rows.append(
-            f"| {mark} | {md(e.statement)} | {md(figures(e))} | {code(where)} "
-            f"| {format_clock(e.onset)} |"
+            f"| {reading_mark(e)} | {md(e.statement)} | {md(figures(e))} | {code(where)} "
+            f"| {format_clock(e.onset)} | {verdict} |"
         )
     return [*rows, ""]
 
@@ -65,28 +79,10 @@ def _coverage(v: ReportView) -> list[str]:
     return [*out, ""]
 
 
-def _roots(v: ReportView) -> list[str]:
-    out = ["## Root causes", ""]
+def _evidence(v: ReportView) -> list[str]:
+    out = ["## Evidence, step by step", ""]
     for r in v.roots:
-        h = r.hypothesis
-        meta: list[str] = []
-        if h is not None:
-            meta.append(f"layer {md(h.layer)}")
-            if h.onset is not None:
-                meta.append(f"onset {format_clock(h.onset, seconds=True)} UTC")
-            if h.instances:
-                meta.append("on " + md(", ".join(h.instances)))
-        out.append(f"{r.rank}. **{md(r.title)}** — confidence {r.confidence}; {'; '.join(meta)}")
-        out.append(f"   - Chain: {' → '.join(md(s.title) for s in r.steps)}")
-        open_check = not_ruled_out(h) if h is not None else None
-        if open_check:
-            out.append(f"   - Not ruled out: {md(open_check)}")
-        if h is not None and h.remedy:
-            out.append(f"   - Remedy: {md(h.remedy)}")
-        if h is not None and h.runbook:
-            out.append(f"   - Runbook: {code(h.runbook)}")
-    out += ["", "## Evidence, step by step", ""]
-    for r in v.roots:
+        out += [f"**Chain #{r.rank}:** {' → '.join(md(s.title) for s in r.steps)}", ""]
         for i, s in enumerate(r.steps):
             if not s.first:
                 continue
@@ -96,6 +92,49 @@ def _roots(v: ReportView) -> list[str]:
                 out += ["_Not among the evaluated hypotheses._", ""]
             else:
                 out += _evidence_rows(s.hypothesis.evidence)
+            if i == 0 and v.also_seen.get(s.id):
+                out += [f"Also seen: {md(u.statement)}" for u in v.also_seen[s.id]] + [""]
+    return out
+
+
+def _first_screen(d: Diagnosis) -> list[str]:
+    s = first_screen(d)
+    out = [f"**{md(s.headline)}**", ""]
+    if s.coverage_note:
+        out += [f"_{md(s.coverage_note)}_", ""]
+    if s.symptom:
+        out += [f"Symptom: {md(s.symptom)}", ""]
+    out += [f"Window: {s.window}, step {d.step:g} s", ""]
+    for r in s.roots:
+        figs = f": {md('; '.join(r.figures))}" if r.figures else ""
+        out.append(
+            f"{r.rank}. **{md(r.title)}** · {md(r.what.removeprefix(r.title + ' · '))}{figs}"
+        )
+        out.append(f"   - Do: {md(r.todo or 'no remedy recorded')}")
+        if r.runbook:
+            out[-1] += f" Runbook: {code(r.runbook)}"
+        if r.open_check:
+            out.append(f"   - Not ruled out: {md(r.open_check)}")
+        if r.also_seen:
+            out.append(f"   - Also seen: {md('; '.join(a.text for a in r.also_seen))}")
+    if s.roots:
+        out.append("")
+    out += [f"**Chain:** {md(c)}" for c in s.chains]
+    if s.chains:
+        out.append("")
+    if s.ruled_out:
+        out += [f"**Ruled out ({len(s.ruled_out)}):** " + ", ".join(code(i) for i in s.ruled_out)]
+        out.append("")
+    if s.summary:
+        out += [md(s.summary), ""]
+    out += [f"- Confirmed: {md(c)}" for c in s.confirmed]
+    out += [f"- Changed: {md(c)}" for c in s.changes]
+    if s.changes or s.confirmed:
+        out.append("")
+    if s.unexplained > len(s.changes):
+        out += [f"**Unexplained:** {s.unexplained} changes no known cause explains", ""]
+    if s.footer:
+        out += [f"_{md(s.footer)}_", ""]
     return out
 
 
@@ -118,41 +157,47 @@ def _hyps(title: str, hyps: tuple[HypothesisResult, ...], refuted: bool = False)
     return out
 
 
-def render_markdown(diagnosis: Diagnosis) -> str:
-    """The full report as a Markdown document."""
-    d = diagnosis
-    v = build_view(d)
-    out = ["# infersight diagnosis", "", f"**{md(v.headline)}**", ""]
-    if v.coverage_note:
-        out += [f"_{md(v.coverage_note)}_", ""]
-    if d.summary and d.summary != v.headline:
-        out += [md(d.summary), ""]
-    out += [f"Window: {v.window}, step {d.step:g} s", ""]
-    out += _scope(v)
+def _details(d: Diagnosis, v: ReportView) -> list[str]:
+    out = _scope(v)
     out += _coverage(v)
     if v.roots:
-        out += _roots(v)
+        out += _evidence(v)
+    return out
+
+
+def render_markdown(diagnosis: Diagnosis, full: bool = False) -> str:
+    """The report as a Markdown document: the first screen, and with `full` everything else."""
+    d = diagnosis
+    out = ["# infersight diagnosis", "", *_first_screen(d)]
+    v = build_view(d)
+    if not full:
+        # with nothing judged, what could be read per layer is the answer
+        return "\n".join(out if d.judged else out + _coverage(v))
+    if d.summary and d.summary != v.headline and not v.roots:
+        out += [md(d.summary), ""]
+    out += _details(d, v)
     if v.unchecked:
         out += ["## Possible upstream causes that could not be checked", ""]
         out += [f"- {md(line)}" for line in v.unchecked] + [""]
     out += _hyps("Also confirmed", v.also_confirmed)
     out += _hyps("Checked and ruled out" if d.healthy else "Ruled out", v.refuted, refuted=True)
     out += _hyps("Could not be checked (data missing)", v.inconclusive)
-    if d.unexplained:
+    if v.unexplained:
         out += ["## Unexplained changes", ""]
         out += [
             f"- {md(u.statement)} ({code(f'{u.signal} @ {u.instance}')}, {md(u.layer)}, "
-            f"score {u.score:.2g})"
-            for u in d.unexplained
+            f"score {format_score(u.score)})"
+            for u in v.unexplained
         ]
         out.append("")
-    if d.next_actions:
+    actions, missing = actions_and_missing(d)
+    if actions:
         out += ["## Next actions", ""]
-        out += [f"{i}. {md(a)}" for i, a in enumerate(d.next_actions, 1)]
+        out += [f"{i}. {md(a)}" for i, a in enumerate(actions, 1)]
         out.append("")
-    if d.missing_signals:
+    if missing:
         out += ["## Missing signals", ""]
-        out += [f"- {code(k)}: {md(r)}" for k, r in d.missing_signals.items()]
+        out += [f"- {code(k)}: {md(r)}" for k, r in missing]
         out.append("")
     if d.source:
         out += ["Source: " + md(", ".join(f"{k}={val}" for k, val in d.source.items())), ""]

@@ -1,4 +1,9 @@
-"""The report in a terminal (rich): what broke, why, and the figures that say so."""
+"""The report in a terminal (rich): what broke, why, and the figures that say so.
+
+By default one screen (`firstscreen`): the headline, two lines per root cause, the chain, the
+causes ruled out as ids and a footer naming the coverage gaps. `full=True` adds everything
+else: scope, coverage per layer, the evidence step by step, why each cause was ruled out.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,26 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
+from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, UnexplainedChange
+from infersight.report.figures import format_score
+from infersight.report.firstscreen import FirstScreen, first_screen
 from infersight.report.textsafe import clean_data
 from infersight.report.view import (
     ReportView,
     RootView,
+    actions_and_missing,
     build_view,
     evidence_where,
     figures,
     not_ruled_out,
+    reading_mark,
     refuting,
+    said,
 )
 from infersight.units import format_clock, format_confidence
+
+#: how to get the rest, said once at the foot of the short report
+MORE = "-v/--full: the evidence step by step, scope, coverage, and why each cause was ruled out"
 
 
 def _heading(text: str) -> Text:
@@ -27,13 +40,16 @@ def _heading(text: str) -> Text:
 
 
 def _evidence_line(e: Evidence) -> Text:
-    mark = ("✔ ", "green") if e.supports else ("✘ ", "red")
-    line = Text(mark[0], style=mark[1])
+    """The reading marked by what it says (▲ up, ▼ down, = level); the condition it decides
+    marked at the end: ✔ for the cause, ✘ against it."""
+    line = Text(f"{reading_mark(e)} ", style="bold")
     line.append(e.statement)
     fig = figures(e)
-    if fig:
+    if fig and not said(e.statement, fig):
         line.append(f"  [{fig}]", style="bold")
-    line.append(f"  {evidence_where(e)}", style="dim")
+    if not said(e.statement, e.signal, e.instance):
+        line.append(f"  {evidence_where(e)}", style="dim")
+    line.append(*(("  ✔ for", "green") if e.supports else ("  ✘ rules it out", "red")))
     return line
 
 
@@ -66,7 +82,7 @@ def _coverage(v: ReportView) -> RenderableType:
     return table
 
 
-def _root(r: RootView) -> RenderableType:
+def _root(r: RootView, also: tuple[UnexplainedChange, ...] = ()) -> RenderableType:
     h = r.hypothesis
     head = Text(f"#{r.rank}  ", style="bold")
     head.append(r.title, style="bold red")
@@ -94,6 +110,10 @@ def _root(r: RootView) -> RenderableType:
                 node.add(_evidence_line(e))
     if seen:
         tree.add(Text(f"then {' → '.join(seen)} (evidence above)", style="dim"))
+    for u in also:
+        line = Text("also seen: ", style="yellow")
+        line.append(u.statement)
+        tree.add(line)
     lines: list[RenderableType] = [tree]
     open_check = not_ruled_out(h) if h is not None else None
     if open_check:
@@ -128,16 +148,73 @@ def _hypotheses(
     return out
 
 
+def _style(d: Diagnosis) -> str:
+    return "yellow" if not d.judged else "green" if d.healthy else "red"
+
+
+def short_renderables(d: Diagnosis) -> list[RenderableType]:
+    """The one-screen report: headline, two lines per root, chain, ruled out, coverage gaps."""
+    d = clean_data(d)
+    s: FirstScreen = first_screen(d)
+    out: list[RenderableType] = [Text(s.headline, style=f"bold {_style(d)}")]
+    if s.coverage_note:
+        out.append(Text(s.coverage_note, style="yellow"))
+    if s.summary:
+        out.append(Text(s.summary))
+    if s.symptom:
+        out.append(Text(f"Symptom: {s.symptom}"))
+    out.append(Text(f"Window: {s.window}", style="dim"))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column()
+    for r in s.roots:
+        what = Text(r.what, style="bold red")
+        what.append(": " + "; ".join(r.figures) if r.figures else "", style="")
+        grid.add_row(f"#{r.rank}", what)
+        grid.add_row("", Text.assemble(("do: ", "bold green"), r.do))
+        if r.open_check:
+            grid.add_row("", Text.assemble(("not ruled out: ", "yellow"), r.open_check))
+        if r.also_seen:
+            also = "; ".join(a.text for a in r.also_seen)
+            grid.add_row("", Text.assemble(("also seen: ", "yellow"), also))
+    if grid.row_count:
+        out += [Text(""), grid]
+    tail: list[RenderableType] = [Text.assemble(("chain: ", "bold"), c) for c in s.chains]
+    if s.ruled_out:
+        tail.append(
+            Text.assemble(
+                (f"ruled out ({len(s.ruled_out)}): ", "bold"), (", ".join(s.ruled_out), "dim")
+            )
+        )
+    tail += [Text.assemble(("confirmed: ", "bold red"), c) for c in s.confirmed]
+    tail += [Text.assemble(("changed: ", "bold yellow"), c) for c in s.changes]
+    if s.unexplained > len(s.changes):
+        tail.append(
+            Text.assemble(
+                ("unexplained: ", "bold"),
+                f"{s.unexplained} changes no known cause explains"
+                + (f", {len(s.changes)} above" if s.changes else ""),
+            )
+        )
+    if tail:
+        out += [Text(""), *tail]
+    if s.footer:
+        out += [Text(""), Text(s.footer, style="yellow")]
+    out.append(Text(MORE, style="dim"))
+    return out
+
+
 def renderables(d: Diagnosis) -> list[RenderableType]:
-    """The report as rich renderables, in order (for embedding in other output). Every string
-    from the data is shown with its control characters made visible, never read as markup."""
+    """The full report as rich renderables, in order (for embedding in other output). Every
+    string from the data is shown with its control characters made visible, never read as
+    markup."""
     d = clean_data(d)
     v = build_view(d)
-    style = "yellow" if not d.judged else "green" if d.healthy else "red"
+    style = _style(d)
     head = Text(v.headline, style=f"bold {style}")
     if v.coverage_note:
         head.append(f"\n{v.coverage_note}", style="yellow")
-    if d.summary and d.summary != v.headline:
+    if d.summary and d.summary != v.headline and not v.roots:
         head.append(f"\n{d.summary}", style="")
     head.append(f"\nWindow: {v.window}", style="dim")
     out: list[RenderableType] = [Panel(head, title="infersight diagnosis", border_style=style)]
@@ -147,7 +224,7 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
     if v.roots:
         out.append(_heading("Root causes, chain and evidence"))
         for r in v.roots:
-            out += [_root(r), Text("")]
+            out += [_root(r, v.also_seen.get(r.id, ())), Text("")]
     if v.unchecked:
         out.append(_heading("Possible upstream causes that could not be checked"))
         out += [Text.assemble(("• ", "yellow"), line) for line in v.unchecked]
@@ -155,26 +232,33 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
     ruled = "Checked and ruled out" if d.healthy else "Ruled out"
     out += _hypotheses(ruled, v.refuted, refuted=True)
     out += _hypotheses("Could not be checked (data missing)", v.inconclusive)
-    if d.unexplained:
+    if v.unexplained:
         out.append(_heading("Unexplained changes"))
-        for u in d.unexplained:
+        for u in v.unexplained:
             line = Text(f"• {u.statement}")
-            line.append(f"  {u.signal} @ {u.instance} [{u.layer}] score {u.score:.2g}", style="dim")
+            line.append(
+                f"  {u.signal} @ {u.instance} [{u.layer}] score {format_score(u.score)}",
+                style="dim",
+            )
             out.append(line)
-    if d.next_actions:
+    actions, missing = actions_and_missing(d)
+    if actions:
         out.append(_heading("Next actions"))
-        out += [Text(f"{i}. {a}") for i, a in enumerate(d.next_actions, 1)]
-    if d.missing_signals:
+        out += [Text(f"{i}. {a}") for i, a in enumerate(actions, 1)]
+    if missing:
         out.append(_heading("Missing signals"))
-        out += [Text.assemble((f"• {k}: ", "yellow"), r) for k, r in d.missing_signals.items()]
+        out += [Text.assemble((f"• {k}: ", "yellow"), r) for k, r in missing]
     if d.source:
         src = ", ".join(f"{k}={val}" for k, val in d.source.items())
         out.append(Text(f"\nSource: {src}", style="dim"))
     return out
 
 
-def render_terminal(diagnosis: Diagnosis, console: Console | None = None) -> None:
-    """Print the report. User text is never read as rich markup."""
+def render_terminal(
+    diagnosis: Diagnosis, console: Console | None = None, full: bool = False
+) -> None:
+    """Print the report: one screen, or everything with `full`. User text is never read as
+    rich markup."""
     con = console or Console()
-    for r in renderables(diagnosis):
+    for r in renderables(diagnosis) if full else short_renderables(diagnosis):
         con.print(r)

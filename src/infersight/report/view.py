@@ -8,12 +8,22 @@ changes, next actions, missing signals, source.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, LayerCoverage
+from infersight.diagnose.result import (
+    Diagnosis,
+    Evidence,
+    HypothesisResult,
+    LayerCoverage,
+    UnexplainedChange,
+)
 from infersight.diagnose.summary import worth_a_look
+from infersight.report.consequences import attribute, earliest_onset
+from infersight.report.figures import tidy
 from infersight.signals import UnknownSignalError, get_signal
 from infersight.units import (
     format_change,
@@ -94,6 +104,10 @@ class ReportView:
     coverage_note: str = ""
     #: per layer: layer, "k of n signals", the instances read
     coverage: tuple[tuple[str, str, str], ...] = ()
+    #: per root id: the changes seen with it (its consequences no rule names)
+    also_seen: dict[str, tuple[UnexplainedChange, ...]] = field(default_factory=dict)
+    #: changes nothing confirmed accounts for
+    unexplained: tuple[UnexplainedChange, ...] = ()
 
 
 def signal_unit(signal: str) -> str:
@@ -118,6 +132,52 @@ def evidence_where(e: Evidence) -> str:
     """ "dependency.vector_query_p99 @ vdb-0, from 02:17" """
     where = f"{e.signal} @ {e.instance}" if e.instance else e.signal
     return f"{where}, from {format_clock(e.onset)}" if e.onset is not None else where
+
+
+def said(statement: str, *facts: str) -> bool:
+    """Whether a sentence already carries these facts (a figure change "a → b" counts when both
+    sides are in it), so a line does not print them twice."""
+    for fact in facts:
+        parts = fact.split(" → ") if " → " in fact else [fact]
+        if not all(p and p in statement for p in parts):
+            return False
+    return True
+
+
+#: a reading this close to its baseline (relative) says "level", not up or down
+LEVEL_TOLERANCE = 0.02
+
+
+def reading_mark(e: Evidence) -> str:
+    """What a reading says, apart from what it means for a cause: ▲ up, ▼ down, = level with
+    its baseline, • a reading without a baseline."""
+    b, o = e.baseline, e.observed
+    if b is None or o is None or not (math.isfinite(b) and math.isfinite(o)):
+        return "•"
+    if abs(o - b) <= LEVEL_TOLERANCE * max(abs(b), abs(o)):
+        return "="
+    return "▲" if o > b else "▼"
+
+
+_MAKE_AVAILABLE = re.compile(r"^Make (\S+) available(?: \((.*)\))? to check .+$")
+
+
+def actions_and_missing(d: Diagnosis) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Next actions without the "make X available" ones the missing signals already list (their
+    hint, such as which exporter to scrape, goes next to the signal), and the missing signals."""
+    hints: dict[str, str] = {}
+    actions: list[str] = []
+    for a in d.next_actions:
+        m = _MAKE_AVAILABLE.match(a)
+        if m and m.group(1) in d.missing_signals:
+            if m.group(2):
+                hints[m.group(1)] = m.group(2)
+            continue
+        actions.append(a)
+    missing = tuple(
+        (k, f"{why}; {hints[k]}" if k in hints else why) for k, why in d.missing_signals.items()
+    )
+    return tuple(actions), missing
 
 
 def refuting(h: HypothesisResult) -> tuple[Evidence, ...]:
@@ -229,6 +289,13 @@ def _coverage_rows(layers: tuple[LayerCoverage, ...]) -> tuple[tuple[str, str, s
     )
 
 
+def _lower_first(title: str) -> str:
+    """ "The cache …" → "the cache …" inside a sentence; "GPU …" stays."""
+    if len(title) > 1 and title[0].isupper() and title[1].islower():
+        return title[0].lower() + title[1:]
+    return title
+
+
 def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
     if not d.judged:
         return d.summary if d.summary.startswith("Cannot judge") else "Cannot judge: " + d.summary
@@ -241,7 +308,10 @@ def _headline(d: Diagnosis, roots: tuple[RootView, ...]) -> str:
             return f"No incident: {n} hypotheses checked and ruled out{tail}.{look}"
         return f"Nothing is wrong: no anomaly found; {n} hypotheses checked and ruled out{tail}."
     if roots:
-        names = " and ".join(f"{r.title} ({r.confidence})" for r in roots)
+        names = "; ".join(
+            f"{_lower_first(r.title) if i else r.title} ({r.confidence})"
+            for i, r in enumerate(roots)
+        )
         word = "Root cause" if len(roots) == 1 else f"{len(roots)} root causes"
         upstream = [title_of(d, u.hypothesis) for u in d.unchecked_causes]
         tail = f" Could not be checked upstream: {'; '.join(upstream)}." if upstream else ""
@@ -284,14 +354,26 @@ def condense(evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
 
 
 def _condensed(d: Diagnosis) -> Diagnosis:
-    hyps = tuple(replace(h, evidence=condense(h.evidence)) for h in d.hypotheses)
-    return replace(d, hypotheses=hyps)
+    """Repeated findings condensed, every figure in the one format, and a root dated by its
+    earliest evidence."""
+    root_ids = {r.hypothesis for r in d.root_causes}
+    hyps = tuple(
+        replace(
+            h,
+            evidence=condense(tuple(replace(e, statement=tidy(e.statement)) for e in h.evidence)),
+            onset=earliest_onset(h) if h.id in root_ids else h.onset,
+        )
+        for h in d.hypotheses
+    )
+    changes = tuple(replace(u, statement=tidy(u.statement)) for u in d.unexplained)
+    return replace(d, hypotheses=hyps, unexplained=changes)
 
 
 def build_view(d: Diagnosis) -> ReportView:
     d = _condensed(d)
     roots = _roots(d)
     in_chain = {s.id for r in roots for s in r.steps}
+    seen = attribute(d)
     return ReportView(
         diagnosis=d,
         headline=_headline(d, roots),
@@ -305,6 +387,8 @@ def build_view(d: Diagnosis) -> ReportView:
         unchecked=_unchecked(d),
         coverage_note=coverage_note(d.coverage) if d.judged else "",
         coverage=_coverage_rows(d.coverage),
+        also_seen=seen.also_seen,
+        unexplained=seen.unexplained,
     )
 
 

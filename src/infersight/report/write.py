@@ -13,14 +13,16 @@ from rich.console import Console
 
 from infersight.diagnose.result import Diagnosis
 from infersight.frame import MetricFrame
+from infersight.report.firstscreen import render_brief
 from infersight.report.html import render_html
 from infersight.report.json_report import render_json
+from infersight.report.links import Links
 from infersight.report.markdown import render_markdown
 from infersight.report.terminal import render_terminal
 from infersight.safe_write import write_text
 
-Format = Literal["text", "markdown", "md", "json", "html"]
-FORMATS: tuple[str, ...] = ("text", "markdown", "md", "json", "html")
+Format = Literal["text", "markdown", "md", "brief", "json", "html"]
+FORMATS: tuple[str, ...] = ("text", "markdown", "md", "brief", "json", "html")
 #: what a file's suffix says its format is; any other suffix gets plain text
 SUFFIX_FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 
@@ -35,22 +37,33 @@ def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return SUFFIX_FORMATS.get(Path(path).suffix.lower(), "text")
 
 
-def render_text(diagnosis: Diagnosis, width: int = 110) -> str:
+def render_text(diagnosis: Diagnosis, width: int = 110, full: bool = False) -> str:
     """The terminal report as plain text (no colour codes), for files and logs."""
     buf = io.StringIO()
-    render_terminal(diagnosis, Console(file=buf, width=width, color_system=None, soft_wrap=False))
+    console = Console(file=buf, width=width, color_system=None, soft_wrap=False)
+    render_terminal(diagnosis, console, full=full)
     return buf.getvalue()
 
 
-def render(diagnosis: Diagnosis, fmt: str, windows: Mapping[str, MetricFrame] | None = None) -> str:
+def render(
+    diagnosis: Diagnosis,
+    fmt: str,
+    windows: Mapping[str, MetricFrame] | None = None,
+    full: bool = False,
+    links: Links | None = None,
+) -> str:
+    """The report in `fmt`; text and Markdown are the first screen unless `full`; JSON and HTML
+    always hold everything (HTML folds what was ruled out)."""
     if fmt in ("text", "terminal"):
-        return render_text(diagnosis)
+        return render_text(diagnosis, full=full)
     if fmt in ("markdown", "md"):
-        return render_markdown(diagnosis)
+        return render_markdown(diagnosis, full=full)
+    if fmt == "brief":
+        return render_brief(diagnosis)
     if fmt == "json":
-        return render_json(diagnosis)
+        return render_json(diagnosis, links=links)
     if fmt == "html":
-        return render_html(diagnosis, windows)
+        return render_html(diagnosis, windows, links=links)
     raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -59,11 +72,13 @@ def write_report(
     path: str | os.PathLike[str],
     fmt: str,
     windows: Mapping[str, MetricFrame] | None = None,
+    full: bool = False,
+    links: Links | None = None,
 ) -> Path:
     """Render and write; readers never see a half-written file. Returns the path written.
 
     Raises `safe_write.OutputError` for a target that is not a regular file (a symlink, device,
     FIFO or folder) or a folder that takes no new file.
     """
-    text = render(diagnosis, fmt, windows)
+    text = render(diagnosis, fmt, windows, full=full, links=links)
     return write_text(path, text)
