@@ -92,8 +92,24 @@ def levels(engine: str = "vllm") -> dict[str, dict[str, float]]:
     return out
 
 
-#: relative noise where 3% is not what the exporter shows: allocated memory barely moves
-_NOISE = {"inference.gpu_mem_used_bytes": 0.002, "inference.gpu_mem_used_ratio": 0.002}
+#: relative noise where 3% is not what the exporter shows: allocated memory barely moves, and
+#: counts of things (targets up, processes on a card, restarts, configured sizes, error codes)
+#: are whole numbers that do not wobble
+_NOISE = {
+    "inference.gpu_mem_used_bytes": 0.002,
+    "inference.gpu_mem_used_ratio": 0.002,
+    **dict.fromkeys(
+        (
+            "infra.target_up",
+            "inference.gpu_processes",
+            "service.restarts",
+            "service.concurrency_limit",
+            "infra.gpu_xid",
+            "infra.gpu_ecc_dbe",
+        ),
+        0.0,
+    ),
+}
 
 
 def _noisy(row: np.ndarray, sig: str, rng: np.random.Generator) -> np.ndarray:
