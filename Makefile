@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not server and not sim"
+	$(BIN)/pytest -q -m "not server and not sim and not slow"
 
 test: $(STAMP) system-deps lint typecheck
 	$(BIN)/pytest -q

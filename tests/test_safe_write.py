@@ -221,6 +221,8 @@ def test_demo_out_dir_that_is_a_file(tmp_path: Path) -> None:
 
 SLOW = """
 import os, sys, time
+
+pytestmark = pytest.mark.slow
 real_fsync = os.fsync
 def slow(fd):  # the write is under way: say so, then take a long time
     print("writing", flush=True)

@@ -149,6 +149,7 @@ class _HttpServer(_LocalServer):
         return "/"
 
 
+@pytest.mark.slow
 def test_start_retries_when_another_process_takes_the_port(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -154,6 +154,7 @@ def extend(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
 EXPRS = st.recursive(st.one_of(NUMBERS, selectors(False)), extend, max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(EXPRS)
 def test_printed_expressions_parse_back(tree: Expr) -> None:

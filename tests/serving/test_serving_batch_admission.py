@@ -239,6 +239,7 @@ def overloads(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(overloads())
 def test_admitted_requests_never_wait_more_than_max_wait_plus_one_batch(

@@ -53,6 +53,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(scenarios())
 def test_every_request_answered_once_by_its_own_result(sc: dict[str, object]) -> None:

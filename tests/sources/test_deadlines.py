@@ -30,6 +30,8 @@ from infersight.sources.errors import (
 )
 from infersight.sources.prometheus import PrometheusClient
 
+pytestmark = pytest.mark.slow
+
 SLACK = 8.0  # seconds beyond a deadline that still pass: CI machines are slow, never this slow
 NAMES = json.dumps({"status": "success", "data": ["up"]}).encode()
 

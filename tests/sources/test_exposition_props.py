@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client.openmetrics.parser import (
@@ -15,6 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 
 from infersight.sources.exposition import parse_exposition
 from infersight.sources.promfloat import label_float, sample_float
+
+pytestmark = pytest.mark.slow
 
 Key = tuple[str, tuple[tuple[str, str], ...]]
 RESERVED = ("_total", "_bucket", "_sum", "_count", "_created", "_info", "_gcount", "_gsum")

@@ -143,6 +143,7 @@ def _echo_500(req: Request) -> Reply:
     )
 
 
+@pytest.mark.slow
 def test_no_secret_in_any_output_against_a_500_or_unreachable_server(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -159,6 +160,7 @@ def test_no_secret_in_any_output_against_a_500_or_unreachable_server(tmp_path: P
     _assert_no_secret(runs, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_token_with_a_newline_is_invalid_not_unreachable(tmp_path: Path) -> None:
     token = "first-half-s3cret\nsecond-half-s3cret"
     r = _cli(

@@ -20,6 +20,7 @@ guarded(command)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_stdout_to_dev_full_is_one_line() -> None:
     with open("/dev/full", "w") as full:

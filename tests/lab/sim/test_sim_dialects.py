@@ -129,6 +129,7 @@ def test_scenario_refused_in_a_dialect_where_its_cause_cannot_happen(tmp_path: P
     assert all(get_scenario("vector_db_swap").applies_to(d) for d in DIALECTS)
 
 
+@pytest.mark.slow
 def test_lab_sim_cli_says_why_in_one_line(tmp_path: Path) -> None:
     import subprocess
     import sys
