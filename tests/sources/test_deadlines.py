@@ -219,7 +219,7 @@ def test_probe_and_pull_stop_at_the_command_deadline(tmp_path: Any) -> None:
         probe, t_probe = _cli("probe", "-p", url, "--deadline", "2")
         pull, t_pull = _cli("pull", "-p", url, "--deadline", "2", "-o", str(tmp_path / "b"))
     for r, took in ((probe, t_probe), (pull, t_pull)):
-        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
         assert "deadline" in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
         assert took < 2.0 + SLACK + 3  # + the interpreter's start
     assert not (tmp_path / "b").exists()

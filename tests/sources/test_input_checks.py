@@ -70,7 +70,7 @@ def _om(path: Path, value: str, step_s: int = 15, points: int = 20) -> Path:
 
 def test_an_all_nan_import_says_the_values_are_nan(tmp_path: Path) -> None:
     r = _cli("bundle", "import", str(_om(tmp_path / "a.om", "NaN")), "-o", str(tmp_path / "b"))
-    assert r.returncode == 1 and "every value in the files is NaN" in r.stderr
+    assert r.returncode == 3 and "every value in the files is NaN" in r.stderr
     assert "exporter" not in r.stderr
 
 
@@ -79,7 +79,7 @@ def test_an_import_past_the_grid_limit_is_one_line(tmp_path: Path) -> None:
     r = _cli(
         "bundle", "import", str(om), "-o", str(tmp_path / "b"), "--raise-limit", "grid_points=1000"
     )
-    assert r.returncode == 1 and "over the 1,000 limit" in r.stderr
+    assert r.returncode == 3 and "over the 1,000 limit" in r.stderr
     assert not (tmp_path / "b").exists()
 
 
@@ -104,5 +104,5 @@ def test_pull_reports_the_real_error_when_every_query_fails(tmp_path: Path) -> N
 
     with FakeServer(broken) as fake:
         r = _cli("pull", "-p", fake.url, "-o", str(tmp_path / "b"), "--baselines", "none")
-    assert r.returncode == 1
-    assert "query timed out in x" in r.stderr and "--at/--since" not in r.stderr
+    assert r.returncode == 3  # a server error
+    assert "query timed out in x" in r.stderr and "--at/--window" not in r.stderr

@@ -1,5 +1,6 @@
 """Standard output that cannot be written (redirected to /dev/full, a closed pipe) ends the
-command with one line on stderr and exit status 1, not a traceback.
+command with one line on stderr and exit status 3 (an input/output error; 1 means findings),
+not a traceback.
 
     from infersight.cli.stdout_guard import guarded
     guarded(app)          # in main(): runs the command, then flushes stdout under the guard
@@ -23,7 +24,7 @@ def _stdout_failed(exc: OSError) -> NoReturn:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     why = exc.strerror or type(exc).__name__
-    code = 141 if exc.errno == errno.EPIPE else 1  # 128 + SIGPIPE for a closed pipe, as shells do
+    code = 141 if exc.errno == errno.EPIPE else 3  # 128 + SIGPIPE for a closed pipe, as shells do
     try:
         sys.stderr.write(f"error: cannot write to standard output ({why}); nothing more written\n")
         sys.stderr.flush()
