@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 from alerting_servers import AlertingPrometheus, LocalAlertmanager, ServeProcess
-from incident_now import incident_now
 
+from incident_now import incident_now
 from infersight.bundle import read_bundle
 from servers import require
 

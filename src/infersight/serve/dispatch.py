@@ -184,13 +184,14 @@ class Dispatcher:
         fps = {a.key() for a in firing}
         group = self._groups.get(key)
         if group is None:
-            owners = {self._by_fingerprint.get(fp) for fp in fps}
-            if None not in owners and len(owners) == 1:
-                # every alert is already being captured under another group key (two routes,
-                # two receivers): merge, do not capture twice
-                group = self._groups.get(next(iter(owners)) or "")
+            # an alert already captured under another group key (two routes, two receivers,
+            # a regrouping): the same incident; merge, and take this key as an alias
+            owner = next((o for fp in sorted(fps) if (o := self._by_fingerprint.get(fp))), None)
+            group = self._groups.get(owner) if owner is not None else None
+            if group is not None:
+                self._groups[key] = group
         if group is not None:
-            self._merge(group, fps, now)
+            self._merge(group, key, fps, now)
             self.stats.duplicates += 1
             return Decision.DUPLICATE, group.record
         if self.queued + self.stats.in_progress >= self.queue_size + self.max_concurrency:
@@ -199,7 +200,7 @@ class Dispatcher:
         record = self._new_record(n, now)
         group = _Group(record, now, set())
         self._groups[key] = group
-        self._merge(group, fps, now)
+        self._merge(group, key, fps, now)
         self._evict()
         self.queued += 1
         self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n))
@@ -219,14 +220,19 @@ class Dispatcher:
             received_at=now,
         )
         self.records[record.id] = record
-        while len(self.records) > self._recent:
-            oldest = next(iter(self.records.values()))
-            if oldest.status in ("queued", "running"):
-                break  # never drop what is under way; the page shrinks when it ends
-            self.records.popitem(last=False)
+        self._trim()
         return record
 
-    def _merge(self, group: _Group, fps: set[str], now: float) -> None:
+    def _trim(self) -> None:
+        """Keep the last `recent` records; never drop one under way (trimmed when it ends)."""
+        extra = len(self.records) - self._recent
+        for rid in [r.id for r in self.records.values() if r.status in ("done", "failed")]:
+            if extra <= 0:
+                break
+            del self.records[rid]
+            extra -= 1
+
+    def _merge(self, group: _Group, key: str, fps: set[str], now: float) -> None:
         group.last_seen = now
         group.record.notifications += 1 if group.fingerprints else 0
         for fp in fps:
@@ -234,17 +240,21 @@ class Dispatcher:
                 break
             if fp not in group.fingerprints:
                 group.fingerprints.add(fp)
-                self._by_fingerprint.setdefault(fp, group.record.group_key)
+                self._by_fingerprint.setdefault(fp, key)
         group.record.fingerprints = len(group.fingerprints)
-        self._groups.move_to_end(group.record.group_key)
+        self._groups.move_to_end(key)
 
     def _forget(self, key: str) -> None:
         group = self._groups.pop(key, None)
         if group is None:
             return
+        aliases = [k for k, g in self._groups.items() if g is group]
         for fp in group.fingerprints:
             if self._by_fingerprint.get(fp) == key:
-                del self._by_fingerprint[fp]
+                if aliases:
+                    self._by_fingerprint[fp] = aliases[0]
+                else:
+                    del self._by_fingerprint[fp]
 
     def _expire(self, now: float) -> None:
         while self._groups:
@@ -287,6 +297,7 @@ class Dispatcher:
             finally:
                 self.stats.in_progress -= 1
                 record.seconds = time.monotonic() - started
+                self._trim()
                 self._queue.task_done()
             if self.on_done is not None:
                 self.on_done(record)
