@@ -18,6 +18,7 @@ from infersight.cli import (
     catalog_cmds,
     lab_cmds,
     pull_cmds,
+    serve_cmds,
 )
 from infersight.cli.common import CommandError, err_console, markup_safe
 from infersight.cli.connection import with_connection_options
@@ -41,6 +42,7 @@ app.command("pull")(with_connection_options(pull_cmds.pull))
 app.command("detect")(with_connection_options(analysis_cmds.detect))
 app.command("diagnose")(with_connection_options(analysis_cmds.diagnose))
 app.command("capture")(with_connection_options(capture_cmds.capture))
+app.command("serve")(serve_cmds.serve)
 app.add_typer(bundle_cmds.app, name="bundle")
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
