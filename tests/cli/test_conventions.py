@@ -38,7 +38,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     values = 50 + np.random.default_rng(0).normal(0, 1, (3, N))
     values[2, 150:] += 40
     frame = MetricFrame(START, 15.0, N).with_series("service.queue_length", ["a", "b", "c"], values)
-    return write_bundle(tmp_path_factory.mktemp("b") / "b.tar.gz", {"incident": frame}, {"kind": "test"})
+    target = tmp_path_factory.mktemp("b") / "b.tar.gz"
+    return write_bundle(target, {"incident": frame}, {"kind": "test"})
 
 
 def test_version() -> None:
