@@ -110,7 +110,8 @@ def test_auth_failure_names_the_flags(status: int) -> None:
         with pytest.raises(AuthError) as exc:
             client.metric_names()
     assert len(fake.requests) == 1
-    assert "--bearer-token / --basic-auth" in str(exc.value)
+    assert "--bearer-token(-file), --basic-auth" in str(exc.value)
+    assert "denied" in str(exc.value) and "--tenant" in str(exc.value)
 
 
 def test_other_4xx_not_retried() -> None:

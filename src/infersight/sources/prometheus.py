@@ -416,7 +416,9 @@ def _data(r: _Answer, where: str, expr: str, max_depth: int) -> Any:
     code = r.status_code
     if code in (401, 403):
         raise AuthError(
-            f"{where} refused the credentials (HTTP {code}); check --bearer-token / --basic-auth"
+            f"{where} refused the request (HTTP {code}: {_error_text(r)[:100]}); check the "
+            "credentials (--bearer-token(-file), --basic-auth, --http.config.file) and, for "
+            "Mimir, Cortex or Thanos, --tenant"
         )
     if code in (400, 422):
         raise BadQuery(f"the server rejected the query: {_error_text(r)} — query: {expr}", expr)
