@@ -41,6 +41,7 @@ from infersight.cli.inputs import (
     gather,
     prometheus_or_env,
 )
+from infersight.cli.serve_cmds import AlertOpt, alert_at
 from infersight.signals import all_signals
 from infersight.timeparse import iso
 from infersight.units import format_value
@@ -183,6 +184,7 @@ def diagnose(
     bundle: BundleArg = None,
     prometheus: PrometheusOptional = None,
     at: AtOpt = None,
+    alert: AlertOpt = None,
     window: WindowOpt = "1h",
     rules: Annotated[
         list[Path] | None,
@@ -259,6 +261,8 @@ def diagnose(
     from infersight.report.links import Links
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
+
+    at = alert_at(alert, at)
 
     if brief or as_json:
         if fmt is not None and fmt != ("brief" if brief else "json"):

@@ -8,7 +8,32 @@ from typing import Annotated
 
 import typer
 
-from infersight.cli.common import EXIT_USAGE, err_console, fail, markup_safe
+from infersight.cli.common import EXIT_INPUT, EXIT_USAGE, err_console, fail, markup_safe
+
+AlertOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--alert",
+        help="An Alertmanager notification saved as JSON (webhook payload version 4): diagnose "
+        "at its startsAt, as `infersight serve` would.",
+    ),
+]
+
+
+def alert_at(alert: Path | None, at: str | None) -> str | None:
+    """The --at an --alert stands for (its earliest firing startsAt), or `at` without one."""
+    if alert is None:
+        return at
+    if at is not None:
+        fail("give --alert or --at, not both (the alert's startsAt is the moment)", EXIT_USAGE)
+    from infersight.serve.alerts import PayloadError, read_alert_file
+    from infersight.timeparse import iso
+
+    try:
+        notification = read_alert_file(alert)
+    except PayloadError as exc:
+        fail(f"--alert {exc}", EXIT_INPUT)
+    return iso(notification.starts_at())
 
 
 class _Scrub(logging.Filter):
