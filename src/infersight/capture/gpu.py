@@ -1,5 +1,5 @@
 """GPU facts: `nvidia-smi -q` (clocks, clock-event reasons, ECC, temperatures, retired pages)
-and the kernel's Xid lines, when a GPU is present; a plain "no GPU here" note when not."""
+and the kernel's NVRM lines (Xid events among them), when a GPU is present; a plain "no GPU here" note when not."""
 
 from __future__ import annotations
 
@@ -43,8 +43,9 @@ def capture_gpu(timeout_s: float = SMI_TIMEOUT_S) -> PartOutput:
             return PartOutput({"gpu/none.txt": (f"{NO_GPU} ({err})\n").encode()}, NO_GPU)
         raise RuntimeError(f"nvidia-smi -q failed (exit {res.returncode}): {err}")
     artifacts = {"gpu/nvidia-smi-q.txt": res.stdout}
-    xid = _xid_lines(timeout_s)
-    if xid:
-        artifacts["gpu/xid.txt"] = xid
+    kernel = _xid_lines(timeout_s)
+    if kernel:
+        artifacts["gpu/kernel-nvrm.txt"] = kernel
+    xids = sum(b"Xid" in line for line in kernel.splitlines())
     gpus = res.stdout.count(b"\nGPU 0000")
-    return PartOutput(artifacts, f"{gpus} GPUs; Xid lines: {len(xid.splitlines())}")
+    return PartOutput(artifacts, f"{gpus} GPUs; Xid events in the kernel log: {xids}")
