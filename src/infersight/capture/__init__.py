@@ -6,12 +6,13 @@ anyone restarts anything.
                            gpu=True)) -> CaptureResult
 
 The bundle is the ordinary evidence bundle (`infersight.bundle`): the incident window and its
-baselines as metrics, and as artifacts `stacks/<pid>-<name>.txt` (py-spy), `logs/<n>-<file>`,
-`gpu/nvidia-smi-q.txt` + `gpu/kernel-nvrm.txt` (Xid) or `gpu/none.txt`, `host.json`, `diagnosis.json` and
-`capture.json` (every part's status, time and note). Each part is optional and bounded in time;
-a part that fails or times out is recorded (in capture.json and the manifest's notes and
-`source.capture_failed`) and never stops the others. Credentials are scrubbed from every
-artifact.
+baselines as metrics, and as artifacts `stacks/<pid>-<name>.txt` (py-spy),
+`logs/<n>-<file>`, `gpu/nvidia-smi-q.txt` + `gpu/kernel-nvrm.txt` (Xid) or `gpu/none.txt`,
+`host.json`, `diagnosis.json` and `capture.json` (every part's status, time and note).
+
+Each part is optional and bounded in time; a part that fails or times out is recorded (in
+capture.json, the manifest's notes and `source.capture_failed`) and never stops the others.
+Credentials are scrubbed from every artifact.
 """
 
 from infersight.capture.parts import PartResult

@@ -1,5 +1,6 @@
 """GPU facts: `nvidia-smi -q` (clocks, clock-event reasons, ECC, temperatures, retired pages)
-and the kernel's NVRM lines (Xid events among them), when a GPU is present; a plain "no GPU here" note when not."""
+and the kernel's NVRM lines (Xid events among them), when a GPU is present; a plain "no GPU
+here" note when not."""
 
 from __future__ import annotations
 
