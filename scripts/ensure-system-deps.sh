@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages infersight's demo and tests use, when they are missing:
-# prometheus + promtool and victoria-metrics (real servers), chromium (HTML report checks).
+# prometheus + promtool, prometheus-alertmanager and victoria-metrics (real servers),
+# chromium (HTML report checks).
 # As root it runs apt-get itself (one `apt-get update` first, as a fresh machine needs);
 # as another user it prints the one command to run and fails.
 set -euo pipefail
@@ -9,6 +10,7 @@ need=()
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)      # brings promtool too
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)  # serve tests
 command -v chromium >/dev/null 2>&1 || need+=(chromium)            # renders the HTML report in tests
 [ ${#need[@]} -eq 0 ] && exit 0
 
