@@ -119,7 +119,8 @@ def _figures(h: HypothesisResult) -> tuple[str, ...]:
     return tuple(out.values())
 
 
-def _also_seen(changes: tuple[UnexplainedChange, ...]) -> tuple[AlsoSeen, ...]:
+def also_seen_lines(changes: tuple[UnexplainedChange, ...]) -> tuple[AlsoSeen, ...]:
+    """The changes seen with a root, one line per signal (its instances named together)."""
     by_signal: dict[str, list[UnexplainedChange]] = {}
     for u in changes:
         by_signal.setdefault(u.signal, []).append(u)
@@ -225,7 +226,7 @@ def first_screen(d: Diagnosis) -> FirstScreen:
                 todo=h.remedy if h is not None else "",
                 runbook=h.runbook if h is not None else None,
                 open_check=not_ruled_out(h) if h is not None else None,
-                also_seen=_also_seen(seen.get(r.id, ())),
+                also_seen=also_seen_lines(seen.get(r.id, ())),
             )
         )
     return FirstScreen(

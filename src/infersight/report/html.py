@@ -1,26 +1,35 @@
-"""One self-contained HTML file: every section of the terminal report plus a plot per evidence
-signal of the root causes and their chains. Inline CSS and SVG only, no script, no external
-reference; every string from the diagnosis goes through `html.escape`.
+"""One self-contained HTML file: first the symptom and the root causes on one time axis, then
+every section of the full report with a plot per evidence signal of the root causes and their
+chains (a fleet-wide finding with every instance). What was ruled out or could not be checked is
+folded (<details>). Each finding carries its PromQL, linked to the Prometheus UI and Grafana
+Explore when their URLs are known. Inline CSS and SVG only, no script; every string from the
+diagnosis goes through `html.escape`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from html import escape
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.frame import MetricFrame
+from infersight.report.figures import format_score
+from infersight.report.firstscreen import also_seen_lines
 from infersight.report.html_style import CSS
-from infersight.report.links import Links
+from infersight.report.links import Links, Query, link_set, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.svg import svg_plot
 from infersight.report.textsafe import clean
+from infersight.report.timeline import render_timeline
 from infersight.report.view import (
     ReportView,
     RootView,
+    actions_and_missing,
     build_view,
     figures,
     not_ruled_out,
+    reading_mark,
     refuting,
 )
 from infersight.units import format_change, format_clock, format_confidence
@@ -30,33 +39,71 @@ def _e(text: object) -> str:
     return escape(clean(text), quote=True)
 
 
-def _evidence_table(evidence: tuple[Evidence, ...]) -> str:
+@dataclass(frozen=True)
+class _Ctx:
+    """What every finding's query cell needs: the PromQL per signal, the links, the window."""
+
+    queries: dict[str, Query]
+    links: Links | None
+    start: float
+    end: float
+
+
+def _query(ctx: _Ctx | None, signal: str) -> str:
+    """The PromQL behind a finding, folded, with its links."""
+    q = ctx.queries.get(signal) if ctx is not None else None
+    if ctx is None or q is None:
+        return "—"
+    urls = link_set(q, ctx.links, ctx.start, ctx.end)
+    anchors = " ".join(
+        f"<a class='ql' href='{_e(url)}' rel='noreferrer'>{_e(name.capitalize())}</a>"
+        for name, url in urls.items()
+    )
+    return (
+        f"{anchors}<details class='promql'><summary>PromQL</summary>"
+        f"<code>{_e(q.expr)}</code><small>{_e(q.family)}</small></details>"
+    )
+
+
+def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> str:
     if not evidence:
         return '<p class="meta">No evidence recorded.</p>'
     rows = [
-        "<table><tr><th class='c-mark'></th><th>Evidence</th><th class='c-fig'>Baseline → observed"
-        "</th><th class='c-where'>Signal @ instance</th><th class='c-onset'>Onset</th></tr>"
+        "<table><tr><th class='c-mark'></th><th>Reading</th><th class='c-fig'>Baseline → observed"
+        "</th><th class='c-onset'>Onset</th>"
+        "<th class='c-verdict'>For the cause</th><th class='c-query'>Query</th></tr>"
     ]
     for ev in evidence:
-        mark = '<td class="mark yes">✔</td>' if ev.supports else '<td class="mark no">✘</td>'
+        verdict = (
+            "<td class='mark yes'>✔ for</td>"
+            if ev.supports
+            else "<td class='mark no'>✘ rules it out</td>"
+        )
         onset = format_clock(ev.onset) if ev.onset is not None else "—"
         where = f"{ev.signal} @ {ev.instance}" if ev.instance else ev.signal
         rows.append(
-            f"<tr>{mark}<td>{_e(ev.statement)}</td><td class='fig'>{_e(figures(ev))}</td>"
-            f"<td class='where'>{_e(where)}</td><td>{_e(onset)}</td></tr>"
+            f"<tr><td class='reading'>{_e(reading_mark(ev))}</td><td>{_e(ev.statement)}"
+            f"<small class='where'>{_e(where)}</small></td>"
+            f"<td class='fig'>{_e(figures(ev))}</td>"
+            f"<td>{_e(onset)}</td>{verdict}<td class='query'>{_query(ctx, ev.signal)}</td></tr>"
         )
     return "".join(rows) + "</table>"
 
 
-def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame]) -> str:
-    ps = plot_series(windows, t.signal, t.instance)
+def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -> str:
+    ps = plot_series(windows, t.signal, t.instance, t.peers)
     if ps is None:
         return ""
     where = f"{t.signal} @ {t.instance}" if t.instance else t.signal
+    if ps.peers:
+        where += f" and {len(ps.peers)} more instances"
     change = format_change(t.figures[0], t.figures[1], t.unit)
     svg = svg_plot(ps, t.unit, t.onset, f"{where}: {change}", t.signal, t.instance)
     caption = f"{_e(where)} <small>{_e(t.statement)}</small>"
-    return f"<figure><figcaption>{caption}</figcaption>{svg}</figure>"
+    return (
+        f"<figure><figcaption>{caption}</figcaption>{svg}"
+        f"<div class='query'>{_query(ctx, t.signal)}</div></figure>"
+    )
 
 
 def _scope(v: ReportView) -> str:
@@ -87,13 +134,16 @@ def _coverage(v: ReportView) -> str:
         f"<tr><td>{_e(layer)}</td><td>{_e(count)}</td><td>{_e(insts)}</td></tr>"
         for layer, count, insts in v.coverage
     )
+    gaps = ", ".join(layer for layer, count, _ in v.coverage if count.startswith("0 of"))
+    note = f"<span class='meta'>no reading at all in {_e(gaps)}</span>" if gaps else ""
     return (
-        '<section id="coverage"><h2>Coverage per layer</h2><table><tr><th>Layer</th>'
-        f"<th>Signals with readings</th><th>Instances</th></tr>{rows}</table></section>"
+        '<section id="coverage"><details class="fold"><summary><h2>Coverage per layer</h2>'
+        f"{note}</summary><table><tr><th>Layer</th><th>Signals with readings</th>"
+        f"<th>Instances</th></tr>{rows}</table></details></section>"
     )
 
 
-def _root(r: RootView) -> str:
+def _root(r: RootView, v: ReportView) -> str:
     h = r.hypothesis
     pct = r.confidence.rstrip("%") if r.confidence.endswith("%") else "0"
     meta = [f"<span class='badge'>{_e(h.layer)}</span>"] if h is not None else []
@@ -118,58 +168,104 @@ def _root(r: RootView) -> str:
         out += f"<p class='remedy'><b>Remedy:</b> {_e(h.remedy)}</p>"
     if h is not None and h.runbook:
         out += f"<p class='remedy'><b>Runbook:</b> <code>{_e(h.runbook)}</code></p>"
+    also = also_seen_lines(v.also_seen.get(r.id, ()))
+    if also:
+        items = "".join(f"<li>{_e(a.text)}</li>" for a in also)
+        out += f"<div class='also'><b>Also seen</b><ul class='plain'>{items}</ul></div>"
     return out + "</div>"
 
 
-def _steps(v: ReportView, windows: Mapping[str, MetricFrame] | None) -> str:
-    targets = plot_targets(v.diagnosis) if windows else []
+def _steps(
+    d: Diagnosis, v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx
+) -> str:
+    """Each step's evidence table and plots: a root's open, the steps it caused folded (their
+    evidence is there to check, the answer is the root's)."""
+    targets = plot_targets(d) if windows else []  # the uncondensed findings: every instance
     parts = ['<section id="evidence"><h2>Evidence, step by step</h2>']
     for r in v.roots:
         for i, s in enumerate(r.steps):
             if not s.first:
                 continue
             role = "root cause" if i == 0 else "caused by " + _e(r.steps[i - 1].title)
-            parts.append(
+            head = (
                 f"<h3>{_e(s.title)} <span class='badge'>{_e(s.layer or 'unknown layer')}</span>"
                 f" <span class='meta'>{role}</span></h3>"
             )
+            body: list[str] = []
             if s.hypothesis is None:
-                parts.append("<p class='meta'>Not among the evaluated hypotheses.</p>")
-                continue
-            parts.append(_evidence_table(s.hypothesis.evidence))
-            plots = [_plot(t, windows) for t in targets if t.hypothesis == s.id] if windows else []
-            if any(plots):
-                parts.append(f"<div class='plots'>{''.join(plots)}</div>")
+                body.append("<p class='meta'>Not among the evaluated hypotheses.</p>")
+            else:
+                body.append(_evidence_table(s.hypothesis.evidence, ctx))
+                plots = (
+                    [_plot(t, windows, ctx) for t in targets if t.hypothesis == s.id]
+                    if windows
+                    else []
+                )
+                if any(plots):
+                    body.append(f"<div class='plots'>{''.join(plots)}</div>")
+            opened = " open" if i == 0 else ""
+            parts.append(
+                f"<details class='step'{opened}><summary>{head}</summary>{''.join(body)}</details>"
+            )
     return "".join(parts) + "</section>"
 
 
-def _hyp_section(sid: str, title: str, hyps: tuple[HypothesisResult, ...], why: str) -> str:
+def _hyp_section(
+    sid: str,
+    title: str,
+    hyps: tuple[HypothesisResult, ...],
+    why: str,
+    ctx: _Ctx,
+    folded: bool = False,
+) -> str:
+    """One section per verdict; `folded`: the section and each hypothesis in it are closed
+    <details> (what was ruled out is there to check, not to read first)."""
     if not hyps:
         return ""
-    parts = [f'<section id="{sid}"><h2>{_e(title)} <span class="badge">{len(hyps)}</span></h2>']
+    parts: list[str] = []
     for h in hyps:
-        head = f"<h3>{_e(h.title)} <span class='badge'>{_e(h.layer)}</span> <code>{_e(h.id)}</code>"
+        head = f"{_e(h.title)} <span class='badge'>{_e(h.layer)}</span> <code>{_e(h.id)}</code>"
         if h.verdict == "confirmed":
             head += f" <span class='badge bad'>{_e(format_confidence(h.confidence))}</span>"
-        parts.append(head + "</h3>")
+        body: list[str] = []
         if h.verdict == "inconclusive":
             names = ", ".join(h.missing_signals) or "not stated"
-            parts.append(f"<p class='missing'>Missing signals: <code>{_e(names)}</code></p>")
+            body.append(f"<p class='missing'>Missing signals: <code>{_e(names)}</code></p>")
         open_check = not_ruled_out(h)
         if open_check:
-            parts.append(f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>")
+            body.append(f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>")
         evidence = refuting(h) if why == "refuted" else h.evidence
         if evidence:
-            parts.append(_evidence_table(evidence))
-    return "".join(parts) + "</section>"
+            body.append(_evidence_table(evidence, ctx))
+        if folded:
+            parts.append(f"<details class='hyp'><summary>{head}</summary>{''.join(body)}</details>")
+        else:
+            parts.append(f"<h3>{head}</h3>{''.join(body)}")
+    heading = f"{_e(title)} <span class='badge'>{len(hyps)}</span>"
+    if folded:
+        ids = ", ".join(h.id for h in hyps)
+        return (
+            f'<section id="{sid}"><details class="fold"><summary><h2>{heading}</h2>'
+            f"<span class='meta'>{_e(ids)}</span></summary>{''.join(parts)}</details></section>"
+        )
+    return f'<section id="{sid}"><h2>{heading}</h2>{"".join(parts)}</section>'
 
 
-def _list_section(sid: str, title: str, items: list[str], ordered: bool = False) -> str:
+def _list_section(
+    sid: str, title: str, items: list[str], ordered: bool = False, folded: bool = False
+) -> str:
     if not items:
         return ""
     tag = "ol" if ordered else "ul"
     body = "".join(f"<li>{i}</li>" for i in items)
-    return f'<section id="{sid}"><h2>{_e(title)}</h2><{tag} class="plain">{body}</{tag}></section>'
+    heading = f"{_e(title)} <span class='badge'>{len(items)}</span>" if folded else _e(title)
+    listing = f"<{tag} class='plain'>{body}</{tag}>"
+    if folded:
+        return (
+            f'<section id="{sid}"><details class="fold"><summary><h2>{heading}</h2></summary>'
+            f"{listing}</details></section>"
+        )
+    return f'<section id="{sid}"><h2>{heading}</h2>{listing}</section>'
 
 
 def render_html(
@@ -189,7 +285,10 @@ def render_html(
         else f"<span class='badge bad'>{len(v.roots)} root cause(s)</span>"
     )
     note = f"<p class='missing'>{_e(v.coverage_note)}</p>" if v.coverage_note else ""
-    summary = f"<p>{_e(d.summary)}</p>" if d.summary and d.summary != v.headline else ""
+    summary = (
+        f"<p>{_e(d.summary)}</p>" if d.summary and d.summary != v.headline and not v.roots else ""
+    )
+    ctx = _Ctx(queries(d), links, d.start, d.end)
     source = ", ".join(f"{k}={val}" for k, val in d.source.items())
     body = [
         f"<header class='top {state}'><div class='brand'>infersight diagnosis {badge}</div>",
@@ -197,14 +296,15 @@ def render_html(
         f"<div class='meta'>Window {_e(v.window)} · step {_e(f'{d.step:g}')} s"
         + (f" · source {_e(source)}" if source else "")
         + "</div></header>",
-        _scope(v),
-        _coverage(v),
+        render_timeline(d, windows),
     ]
     if v.roots:
         body.append('<section id="roots"><h2>Root causes</h2>')
-        body += [_root(r) for r in v.roots]
+        body += [_root(r, v) for r in v.roots]
         body.append("</section>")
-        body.append(_steps(v, windows))
+    body += [_scope(v), _coverage(v)]
+    if v.roots:
+        body.append(_steps(d, v, windows, ctx))
     body.append(
         _list_section(
             "upstream-unchecked",
@@ -212,11 +312,14 @@ def render_html(
             [_e(line) for line in v.unchecked],
         )
     )
-    body.append(_hyp_section("confirmed", "Also confirmed", v.also_confirmed, "confirmed"))
-    ruled = "Checked and ruled out" if d.healthy else "Ruled out"
-    body.append(_hyp_section("ruled-out", ruled, v.refuted, "refuted"))
     body.append(
-        _hyp_section("unchecked", "Could not be checked (data missing)", v.inconclusive, "missing")
+        _hyp_section("confirmed", "Also confirmed", v.also_confirmed, "confirmed", ctx, folded=True)
+    )
+    ruled = "Checked and ruled out" if d.healthy else "Ruled out"
+    body.append(_hyp_section("ruled-out", ruled, v.refuted, "refuted", ctx, folded=True))
+    unchecked_title = "Could not be checked (data missing)"
+    body.append(
+        _hyp_section("unchecked", unchecked_title, v.inconclusive, "missing", ctx, folded=True)
     )
     body.append(
         _list_section(
@@ -224,17 +327,19 @@ def render_html(
             "Unexplained changes",
             [
                 f"{_e(u.statement)} <span class='meta'><code>{_e(u.signal)} @ {_e(u.instance)}"
-                f"</code> · {_e(u.layer)} · score {u.score:.2g}</span>"
-                for u in d.unexplained
+                f"</code> · {_e(u.layer)} · score {_e(format_score(u.score))}</span>"
+                for u in v.unexplained
             ],
         )
     )
-    body.append(_list_section("next", "Next actions", [_e(a) for a in d.next_actions], True))
+    actions, missing = actions_and_missing(d)
+    body.append(_list_section("next", "Next actions", [_e(a) for a in actions], True))
     body.append(
         _list_section(
             "missing",
             "Missing signals",
-            [f"<code>{_e(k)}</code>: {_e(r)}" for k, r in d.missing_signals.items()],
+            [f"<code>{_e(k)}</code>: {_e(r)}" for k, r in missing],
+            folded=True,
         )
     )
     body.append(

@@ -56,7 +56,7 @@ th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line);
 th { background:#f0f3f7; font-weight:600; color:var(--muted); font-size:12px;
   text-transform:uppercase; }
 td.fig { white-space:nowrap; font-weight:600; font-variant-numeric:tabular-nums; }
-td.where { overflow-wrap:anywhere; color:var(--muted);
+small.where { display:block; overflow-wrap:anywhere; color:var(--muted);
   font-family:ui-monospace, "DejaVu Sans Mono", monospace; font-size:12px; }
 td.mark.yes { color:var(--ok); font-weight:700; } td.mark.no { color:var(--bad);
   font-weight:700; }
@@ -64,7 +64,7 @@ td.mark.yes { color:var(--ok); font-weight:700; } td.mark.no { color:var(--bad);
 th.c-mark { width:28px; } th.c-fig { width:210px; } th.c-where { width:300px;
   } th.c-onset { width:64px; }
 code { font-family:ui-monospace, "DejaVu Sans Mono", monospace; font-size:12.5px; }
-.plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(520px, 1fr)); gap:12px;
+.plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(360px, 1fr)); gap:10px;
   margin-top:10px; }
 figure { margin:0; background:var(--card); border:1px solid var(--line); border-radius:8px;
   padding:8px 10px; }
@@ -81,6 +81,40 @@ svg.plot .observed { fill:none; stroke:var(--obs); stroke-width:2; stroke-linejo
 svg.plot .onset { stroke:var(--ink); stroke-width:1.2; stroke-dasharray:3 3; }
 svg.plot .onset-label { fill:var(--ink); font-weight:600; }
 ul.plain { margin:6px 0; padding-left:20px; }
+figure.timeline { margin:0 0 20px; }
+svg.timeline { width:100%; height:auto; display:block; font-size:12px; }
+svg.timeline .area { fill:#fbfcfe; stroke:var(--line); }
+svg.timeline text { fill:#4b5563; } svg.timeline .xtick { text-anchor:middle; }
+svg.timeline .ytick { text-anchor:end; }
+svg.timeline .panel-title { font-weight:600; fill:var(--ink); paint-order:stroke;
+  stroke:#fbfcfe; stroke-width:3px; }
+svg.timeline .peer, svg.plot .peer { fill:none; stroke-width:1.1; opacity:.55; }
+svg.timeline .peer.symptom { stroke:var(--obs); } svg.plot .peer { stroke:#868e96; }
+svg.timeline .fleet-band, svg.plot .fleet-band { fill:var(--obs); opacity:.25; stroke:none; }
+svg.timeline .fleet-median, svg.plot .fleet-median { fill:none; stroke:var(--obs);
+  stroke-width:1.6; }
+svg.timeline .observed.cause { fill:none; stroke:var(--bad); stroke-width:2; }
+svg.timeline .onset { stroke-width:1.2; stroke-dasharray:3 3; }
+svg.timeline .onset.symptom { stroke:var(--obs); } svg.timeline .onset.cause { stroke:var(--bad); }
+svg.timeline .onset-label { font-weight:600; }
+svg.timeline .onset-label.cause { fill:var(--bad); } svg.timeline .onset-label.symptom {
+  fill:var(--obs); }
+details.fold > summary { cursor:pointer; list-style:none; }
+details.fold > summary h2 { display:inline-block; border:none; margin:18px 0 4px; }
+details.fold > summary .meta { display:block; }
+details.hyp { background:var(--card); border:1px solid var(--line); border-radius:6px;
+  margin:6px 0; padding:4px 10px; }
+details.hyp > summary { cursor:pointer; font-weight:600; }
+details.step > summary { cursor:pointer; list-style:none; }
+details.step > summary h3 { display:inline-block; }
+details.step:not([open]) > summary h3::after { content:" ▸ evidence"; color:var(--accent);
+  font-size:12px; font-weight:400; }
+details.promql summary { cursor:pointer; color:var(--accent); font-size:12px; }
+details.promql code { display:block; overflow-wrap:anywhere; }
+a.ql { color:var(--accent); font-size:12px; margin-right:6px; }
+td.reading { font-weight:700; color:var(--muted); }
+th.c-verdict { width:112px; } th.c-query { width:110px; }
+.also { margin-top:6px; font-size:13.5px; } .also b { color:var(--warn); }
 .missing { color:var(--warn); }
 footer { margin-top:36px; color:var(--muted); font-size:12px; }
 """

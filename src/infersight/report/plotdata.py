@@ -31,6 +31,8 @@ class PlotTarget:
     hypothesis: str  # id of the first hypothesis whose evidence names it
     statement: str
     figures: tuple[float | None, float | None]  # baseline, observed
+    #: the other instances the same finding was made on (a fleet-wide finding)
+    peers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class PlotSeries:
     band_hi: FloatArray | None
     band_mid: FloatArray | None
     baselines: tuple[str, ...]  # names of the baseline windows in the band
+    #: the same signal on the finding's other instances
+    peers: tuple[FloatArray, ...] = ()
 
 
 def _row(frame: MetricFrame, signal: str, instance: str) -> FloatArray | None:
@@ -69,14 +73,28 @@ def plot_targets(d: Diagnosis) -> list[PlotTarget]:
             onset = e.onset if e.onset is not None else h.onset
             unit = e.unit or signal_unit(e.signal)
             figs = (e.baseline, e.observed)
-            out.append(PlotTarget(e.signal, e.instance, unit, onset, h.id, e.statement, figs))
+            original = d.hypothesis(h.id)
+            same = original.evidence if original is not None else h.evidence
+            peers = tuple(
+                dict.fromkeys(
+                    x.instance
+                    for x in same
+                    if x.signal == e.signal
+                    and x.supports == e.supports
+                    and x.instance != e.instance
+                )
+            )
+            out.append(
+                PlotTarget(e.signal, e.instance, unit, onset, h.id, e.statement, figs, peers)
+            )
     return out
 
 
 def plot_series(
-    windows: Mapping[str, MetricFrame], signal: str, instance: str
+    windows: Mapping[str, MetricFrame], signal: str, instance: str, peers: tuple[str, ...] = ()
 ) -> PlotSeries | None:
-    """Observed and baseline band for one signal on one instance; None when nothing to plot."""
+    """Observed and baseline band for one signal on one instance (and the same signal on its
+    `peers`, for a fleet-wide finding); None when nothing to plot."""
     incident = windows.get(INCIDENT)
     if incident is None or incident.n < 2:
         return None
@@ -92,8 +110,13 @@ def plot_series(
         if row is not None and np.isfinite(row).any():
             rows.append(row)
             names.append(name)
+    others = tuple(
+        r
+        for r in (_row(incident, signal, p) for p in peers)
+        if r is not None and np.isfinite(r).any()
+    )
     if not rows:
-        return PlotSeries(incident.times, observed, None, None, None, ())
+        return PlotSeries(incident.times, observed, None, None, None, (), others)
     stack = np.vstack(rows)
     finite = np.isfinite(stack).any(axis=0)
     lo = np.full(incident.n, np.nan)
@@ -102,4 +125,4 @@ def plot_series(
     lo[finite] = np.nanmin(stack[:, finite], axis=0)
     hi[finite] = np.nanmax(stack[:, finite], axis=0)
     mid[finite] = np.nanmedian(stack[:, finite], axis=0)
-    return PlotSeries(incident.times, observed, lo, hi, mid, tuple(names))
+    return PlotSeries(incident.times, observed, lo, hi, mid, tuple(names), others)
