@@ -511,6 +511,8 @@ def test_a_level_crossed_before_the_onset_is_dated_by_its_first_crossing() -> No
     ctx, _ = _ctx_with({"dependency.cache_concurrent_loads": loads})
     o = eval_condition(ctx, c, None)
     assert o.truth is True and o.onset == f.start + ctx.split() * f.step
+    # read to rule a cause out, a bad level already passed before marks no change: no veto
+    assert eval_condition(ctx, c, None, refuting=True).truth is False
 
 
 def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:

@@ -5,7 +5,9 @@ healthy one. `all` is false as soon as one member is false, unknown if one is un
 true; `any` is true as soon as one member is true. A prediction that cannot be checked because
 its signals are absent from the data altogether (an exporter not deployed, a metric dropped by
 relabelling) and that the rule does not `require` is a *gap*, not a veto: `all` then holds on
-what could be checked, at least one member of it, and names the gap (`Outcome.gaps`).
+what could be checked, and names the gap (`Outcome.gaps`). Neither the anchor (an `all`'s
+first member, the change that names the mechanism) nor what must stay put (`normal`: what
+tells a cause from its neighbours) is ever a gap.
 
 The first member of an `all` group that holds fixes the instances that `where: same` members
 look at (the vector DB's host metrics are read on the vector DB, the GPU's temperature on the
@@ -24,7 +26,7 @@ from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import clock, from_normal
 from infersight.diagnose.kb import Condition, Group
 from infersight.diagnose.result import Evidence
-from infersight.diagnose.states import capacity
+from infersight.diagnose.states import capacity, level
 from infersight.diagnose.states.direction import direction_ok, wanted_direction
 from infersight.diagnose.states.peaks import extreme_split, reads_extreme, settled_data
 from infersight.diagnose.states.registry import state_on
@@ -48,6 +50,9 @@ class Outcome:
     gaps: list[str] = field(default_factory=list)
     #: False when nothing beneath could be read at all: every signal it names is missing
     checked: bool = True
+    #: a prediction that something stays put could not be read beneath: what tells a cause
+    #: from its neighbours, so never a gap
+    steady: bool = False
     #: the share of its predictions it held without checking: gaps of an `all` count one
     #: member each, nested shares count in proportion; an `any` takes its best-checked holder
     unchecked: float = 0.0
@@ -114,12 +119,16 @@ def eval_condition(
     anchor: frozenset[str] | None,
     began: dict[str, tuple[float, ...]] | None = None,
     family: tuple[str, ...] = (),
+    refuting: bool = False,
 ) -> Outcome:
+    """One condition across its candidate instances. `refuting`: read to rule a cause out,
+    where a bad level (`above`/`below`) already passed before the incident marks no change of
+    it and rules nothing out: a level alone never vetoes."""
     cands = _candidates(ctx, c, anchor)
     if not cands:
         missing = [c.signal] if not ctx.instances_of(c.signal) or c.where == "same" else []
         if missing:
-            return Outcome(None, missing=missing, checked=False)
+            return Outcome(None, missing=missing, checked=False, steady=c.state == "normal")
         return Outcome(False)
     if c.state == "adds" and c.than is not None and not ctx.instances_of(c.than):
         # no server-side view: where the time sits is unknown
@@ -146,6 +155,8 @@ def eval_condition(
         since = _during(ctx, c, inst, began or {})
         reading = state_on(ctx, c, inst, len(evidence) < shown, since)
         ok, ev, onset = reading.holds, reading.evidence, reading.onset
+        if ok and refuting and c.state in ("above", "below"):
+            ok = not level.bad_before(ctx, c, inst, since)
         first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
@@ -230,7 +241,13 @@ def _is_gap(o: Outcome, tolerated: frozenset[str]) -> bool:
     """An unknown member nothing of which could be read, for want of signals absent from the
     data and not required. One whose other readings were checked and failed is not a gap: the
     prediction was put to the test through what the data has."""
-    return o.truth is None and not o.checked and bool(o.missing) and set(o.missing) <= tolerated
+    return (
+        o.truth is None
+        and not o.checked
+        and not o.steady
+        and bool(o.missing)
+        and set(o.missing) <= tolerated
+    )
 
 
 def eval_group(
@@ -239,9 +256,11 @@ def eval_group(
     anchor: frozenset[str] | None = None,
     began: dict[str, tuple[float, ...]] | None = None,
     tolerated: frozenset[str] = frozenset(),
+    refuting: bool = False,
 ) -> Outcome:
     """`tolerated`: signals absent from the data that the rule does not require; an `all`
-    member left unknown only for want of them is a gap (see the module doc)."""
+    member left unknown only for want of them is a gap (see the module doc). `refuting`: the
+    group rules a cause out (see `eval_condition`)."""
     outs: list[Outcome] = []
     local, local_began = anchor, began
     # alternatives of an `any` that must come together with the anchor's change are one
@@ -255,9 +274,9 @@ def eval_group(
     )
     for m in g.members:
         if isinstance(m, Condition):
-            o = eval_condition(ctx, m, local, local_began, family)
+            o = eval_condition(ctx, m, local, local_began, family, refuting)
         else:
-            o = eval_group(ctx, m, local, local_began, tolerated)
+            o = eval_group(ctx, m, local, local_began, tolerated, refuting)
         outs.append(o)
         if g.mode == "all" and o.truth is True and o.instances:
             where = m.where if isinstance(m, Condition) else "same"
@@ -268,7 +287,8 @@ def eval_group(
             if local_began is None:
                 local_began = o.began
     every = outs
-    gaps = [o for o in outs if g.mode == "all" and _is_gap(o, tolerated)]
+    # the first member is the anchor, the change that names the mechanism: never a gap
+    gaps = [o for o in outs[1:] if g.mode == "all" and _is_gap(o, tolerated)]
     if gaps and len(gaps) < len(outs):
         outs = [o for o in outs if not any(o is gap for gap in gaps)]
     else:
@@ -307,5 +327,6 @@ def eval_group(
         at,
         sorted(held_gaps),
         checked=any(o.checked for o in every),
+        steady=any(o.steady for o in every),
         unchecked=share,
     )

@@ -67,7 +67,9 @@ def _tolerated(ctx: Context, rule: Rule) -> frozenset[str]:
 
 def _try(ctx: Context, rule: Rule) -> _Tried:
     c = eval_group(ctx, rule.confirm, tolerated=_tolerated(ctx, rule))
-    r = eval_group(ctx, rule.refute, c.instances or None) if rule.refute is not None else None
+    r = None
+    if rule.refute is not None:
+        r = eval_group(ctx, rule.refute, c.instances or None, refuting=True)
     verdict: Verdict
     if r is not None and r.truth is True:
         verdict = "refuted"

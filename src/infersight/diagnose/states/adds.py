@@ -21,13 +21,17 @@ def _grew(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else after - before
 
 
-def _server_growth(ctx: Context, than: str, k: int) -> tuple[int, float]:
+def _server_growth(ctx: Context, than: str, k: int) -> tuple[int, float, bool]:
     """(how many instances carry `than` before and since grid index k, the most it grew on
-    any): the same for every client instance, so read once per window, not once each."""
+    any, whether one that carried it before stopped since): the same for every client
+    instance, so read once per window, not once each. A server that stopped reporting (a hung
+    engine completes nothing, so its histogram has no quantile) grew by an unknown amount."""
     key = ("adds_servers", than, str(k))
     if key not in ctx.memo:
-        grew = [g for b, a in ctx.split_medians(than, k).values() if (g := _grew(b, a)) is not None]
-        ctx.memo[key] = (len(grew), max(grew, default=0.0))
+        pairs = list(ctx.split_medians(than, k).values())
+        grew = [g for b, a in pairs if (g := _grew(b, a)) is not None]
+        stopped = any(b is not None and a is None for b, a in pairs)
+        ctx.memo[key] = (len(grew), max(grew, default=0.0), stopped)
     out = ctx.memo[key]
     assert isinstance(out, tuple)
     return out
@@ -38,8 +42,8 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
     k = ctx.split()
     before, after = ctx.split_medians(c.signal, k).get(inst, (None, None))
     client = _grew(before, after)
-    carried, most = _server_growth(ctx, c.than, k)
-    if client is None or not carried or before is None or after is None:
+    carried, most, stopped = _server_growth(ctx, c.than, k)
+    if client is None or not carried or stopped or before is None or after is None:
         return NOT_HELD
     server = max(0.0, most)
     if client < ctx.config.adds_floor_s or client < c.factor * server:

@@ -35,6 +35,26 @@ def first_crossing(ctx: Context, c: Condition, inst: str, level: float, since: f
     return ctx.frame.start + ctx.frame.step * (first_normal + int(later[0]))
 
 
+def bad_before(ctx: Context, c: Condition, inst: str, since: float | None) -> bool:
+    """Whether a level on the signal's bad side (above on a signal bad up) was already passed
+    before the incident: by the median before, or with `stat: max`/`min` by the peak or dip
+    before. Then it marks no change of the incident's and rules nothing out: a card vLLM fills
+    to 90% by design is as full before as during. A level on the good side (no OOM at all,
+    before or since) checks that something stayed put: never this."""
+    bad = ctx.bad(c.signal)
+    if bad not in ("both", "up" if c.state == "above" else "down"):
+        return False
+    if c.stat == "median":
+        pre, _, _ = ctx.before_after(c.signal, inst, since)
+    else:
+        high, low, _, _ = ctx.extremes(c.signal, inst, ctx.split(since), reads_extreme(c))
+        pre = None if np.isnan(high) else float(high if c.stat == "max" else low)
+    if pre is None:
+        return False
+    level = c.level if c.level is not None else 0.0
+    return pre > level if c.state == "above" else pre < level
+
+
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
     sig, score = c.signal, ctx.config.level_score
     pre, post, tail = ctx.before_after(sig, inst, since)
