@@ -36,6 +36,18 @@ VLLM_REQUEST_S = (
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
     120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
 )  # fmt: skip
+#: vLLM's own buckets (vllm/v1/metrics/loggers.py): time to first token, and between tokens
+VLLM_TTFT_S = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+)  # fmt: skip
+VLLM_ITL_S = (
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0,
+)  # fmt: skip
+#: the share of a request's time on the GPU spent on its prompt (prefill) rather than on
+#: generating its tokens (decode): a RAG chat's prompt carries the retrieved context
+PREFILL_SHARE = 0.2
 TGI_S = geometric(0.00015, 1.5, 35)
 NATIVE_S = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -115,7 +127,22 @@ def vllm(store: RawStore, res: SimResult) -> None:
         t.histogram("vllm:e2e_request_latency_seconds", v.e2e, v.done, VLLM_REQUEST_S, m)
         t.histogram("vllm:request_queue_time_seconds", v.queue_table, v.done, VLLM_REQUEST_S, m)
         t.histogram("vllm:request_inference_time_seconds", v.fwd_table, v.done, VLLM_REQUEST_S, m)
+        vllm_token_timings(t, v, m)
         python_runtime(t, v)
+
+
+def vllm_token_timings(t: Target, v: _Node, m: dict[str, str]) -> None:
+    """TTFT, ITL, prefill and decode as vLLM records them. The model's engine runs a request in
+    batch iterations of `batch_s`: the gap between two tokens is one iteration (one ITL sample
+    per gap), a request's time on the GPU splits into its prefill and its decode, and the first
+    token comes after the queue and the prefill."""
+    prefill = v.fwd_table * PREFILL_SHARE
+    decode = v.fwd_table * (1.0 - PREFILL_SHARE)
+    gaps = TOKENS_PER_REQUEST - 1.0
+    t.histogram("vllm:time_to_first_token_seconds", v.queue_table + prefill, v.done, VLLM_TTFT_S, m)
+    t.histogram("vllm:inter_token_latency_seconds", v.fwd_table, v.done * gaps, VLLM_ITL_S, m)
+    t.histogram("vllm:request_prefill_time_seconds", prefill, v.done, VLLM_REQUEST_S, m)
+    t.histogram("vllm:request_decode_time_seconds", decode, v.done, VLLM_REQUEST_S, m)
 
 
 def triton(store: RawStore, res: SimResult) -> None:
