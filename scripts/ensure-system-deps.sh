@@ -12,6 +12,13 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)  # serve tests
 command -v chromium >/dev/null 2>&1 || need+=(chromium)            # renders the HTML report in tests
+# the live lab (`infersight lab up`) runs its own processes on free loopback ports; under
+# systemd the packages also enable their stock services on default ports, which it never uses
+command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v prometheus-redis-exporter >/dev/null 2>&1 || need+=(prometheus-redis-exporter)
+command -v prometheus-node-exporter >/dev/null 2>&1 || need+=(prometheus-node-exporter)
+command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)

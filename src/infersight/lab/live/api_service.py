@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI, HTTPException, Query
-from prometheus_client import Histogram
+from prometheus_client import Counter, Histogram
+from redis.exceptions import RedisError
 
 from infersight.lab.live.service_common import (
     admin_routes,
@@ -61,7 +62,7 @@ class Api:
             name="embed",
             registry=self.registry,
         )
-        self.flight: SingleFlight[str, list[str]] = SingleFlight(
+        self.flight: SingleFlight[str, dict[str, Any]] = SingleFlight(
             name="rag_cache", registry=self.registry
         )
         self.m_dep = Histogram(
@@ -69,6 +70,11 @@ class Api:
             "Client-side time of the API's calls to its dependencies.",
             ("dependency",),
             buckets=SEC,
+            registry=self.registry,
+        )
+        self.m_cache_errors = Counter(
+            "lab_api_cache_errors",
+            "Redis calls that failed (the request goes on without the cache).",
             registry=self.registry,
         )
         self.faults: dict[str, dict[str, Any]] = {}
@@ -81,41 +87,50 @@ class Api:
     async def _embed_batch(self, texts: list[str]) -> list[list[float] | Exception]:
         return [embed(t).tolist() for t in texts]
 
-    async def _retrieve(self, key: str, vector: list[float]) -> list[str]:
+    async def _cached_answer(self, key: str, q: str, max_tokens: int) -> dict[str, Any]:
+        """The answer from Redis, or made (retrieve, generate) and stored there."""
         start = time.perf_counter()
-        raw = await self.redis.get(key)
+        try:
+            raw = await self.redis.get(key)
+        except RedisError:  # a cache that fails is a miss, not a failed request
+            self.m_cache_errors.inc()
+            raw = None
         self.m_dep.labels("redis").observe(time.perf_counter() - start)
         if raw is not None:
             self.metrics.cache_requests.labels(name="rag_cache", result="hit").inc()
-            docs: list[str] = json.loads(raw)
-            return docs
+            cached: dict[str, Any] = json.loads(raw)
+            return cached
         self.metrics.cache_requests.labels(name="rag_cache", result="miss").inc()
+        vector = await self.embedder.submit(q)
         start = time.perf_counter()
         r = await self.http.post(self.vector_url, json={"vector": vector, "k": 4})
         self.m_dep.labels("vector_db").observe(time.perf_counter() - start)
         r.raise_for_status()
-        docs = r.json()["docs"]
-        await self.redis.set(key, json.dumps(docs), ex=CACHE_TTL_S)
-        return docs
+        docs: list[str] = r.json()["docs"]
+        prompt = q + " " + " ".join(d[:40] for d in docs)
+        start = time.perf_counter()
+        r = await self.http.post(self.llm_url, json={"prompt": prompt, "max_tokens": max_tokens})
+        self.m_dep.labels("llm").observe(time.perf_counter() - start)
+        if r.status_code != 200:
+            raise HTTPException(502, f"model pool answered {r.status_code}")
+        # the passages travel with the answer, so a cached answer weighs what a real one does
+        answer = {"answer": r.json().get("text", ""), "passages": docs}
+        try:
+            await self.redis.set(key, json.dumps(answer), ex=CACHE_TTL_S)
+        except RedisError:  # e.g. OOM with maxmemory under the server's own overhead
+            self.m_cache_errors.inc()
+        return answer
 
     async def answer(self, q: str, max_tokens: int) -> dict[str, Any]:
         start = time.perf_counter()
         outcome = "error"
         try:
             async with self.admission.admit():
-                vector = await self.embedder.submit(q)
-                key = "rag:" + hashlib.sha1(q.encode()).hexdigest()
-                docs = await self.flight.do(key, lambda: self._retrieve(key, vector))
-                prompt = q + " " + " ".join(d[:40] for d in docs)
-                t0 = time.perf_counter()
-                r = await self.http.post(
-                    self.llm_url, json={"prompt": prompt, "max_tokens": max_tokens}
-                )
-                self.m_dep.labels("llm").observe(time.perf_counter() - t0)
-                if r.status_code != 200:
-                    raise HTTPException(502, f"model pool answered {r.status_code}")
+                key = f"rag:{max_tokens}:" + hashlib.sha1(q.encode()).hexdigest()
+                # one load per key at a time: concurrent misses of a hot question join it
+                found = await self.flight.do(key, lambda: self._cached_answer(key, q, max_tokens))
                 outcome = "ok"
-                return {"answer": r.json().get("text", ""), "passages": len(docs)}
+                return {"answer": found["answer"], "passages": len(found["passages"])}
         except Overloaded:
             outcome = "rejected"
             raise

@@ -4,7 +4,8 @@ ordinary user does not have; this proxy makes the same faults in user space.
 
 It reads its settings from `LINKS.json` (written by `lab fault link-slow|link-lossy`) every
 half second: per replica, `delay_s` added to every chunk forwarded in each direction, and
-`drop` the share of new connections reset at once (HAProxy sees connection errors and retries).
+`drop` the chance that a new connection, or any chunk forwarded, ends in a TCP reset (HAProxy
+sees connection errors and retries them; a reset mid-response fails that request).
 
     python -m infersight.lab.live.linkproxy --control links.json 9001:8001 9002:8002
 """
@@ -37,6 +38,9 @@ class Link:
             while data := await reader.read(CHUNK):
                 if self.delay_s > 0:
                     await asyncio.sleep(self.delay_s)
+                if self.drop > 0 and random.random() < self.drop:
+                    _reset(writer)  # lost mid-stream: the connection dies with its request
+                    return
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):
@@ -47,10 +51,7 @@ class Link:
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.drop > 0 and random.random() < self.drop:
-            sock = writer.get_extra_info("socket")
-            if sock is not None:  # reset, as a lost link looks to the caller
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            writer.close()
+            _reset(writer)
             return
         try:
             up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target)
@@ -58,6 +59,15 @@ class Link:
             writer.close()
             return
         await asyncio.gather(self._pump(reader, up_w), self._pump(up_r, writer))
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with a TCP reset, as a lost link looks to the caller."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.close()
 
 
 def _read_control(path: Path, links: list[Link]) -> None:

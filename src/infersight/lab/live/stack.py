@@ -52,6 +52,7 @@ class Part:
     pid: int = 0
     started: int = 0
     extra_ports: tuple[int, ...] = ()
+    argv: tuple[str, ...] = ()
 
     def proc(self) -> Proc:
         return Proc(self.name, self.pid, self.started)
@@ -67,6 +68,7 @@ class Part:
             "pid": self.pid,
             "started": self.started,
             "extra_ports": list(self.extra_ports),
+            "argv": list(self.argv),
         }
 
     @classmethod
@@ -81,6 +83,7 @@ class Part:
             pid=int(d["pid"]),
             started=int(d["started"]),
             extra_ports=tuple(int(p) for p in d.get("extra_ports", [])),
+            argv=tuple(str(a) for a in d.get("argv", [])),
         )
 
 
@@ -141,12 +144,24 @@ class Lab:
             raise LabError(f"{path} is unreadable or damaged: {exc}") from None
 
 
+def lab_binary(name: str) -> str:
+    """`binary(name)`, also finding daemons in /usr/sbin (haproxy) when it is not on PATH,
+    as for a user other than root on Debian."""
+    try:
+        return binary(name)
+    except ServerUnavailable:
+        sbin = Path("/usr/sbin") / name
+        if sbin.is_file():
+            return str(sbin)
+        raise
+
+
 def check_binaries() -> None:
     """Every third-party binary the lab runs, or one line naming the packages to install."""
     missing = []
     for name in LAB_BINARIES:
         try:
-            binary(name)
+            lab_binary(name)
         except ServerUnavailable:
             missing.append(LAB_BINARIES[name])
     if missing:
@@ -216,7 +231,7 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
         (
             Part("redis", "cache", P["redis"], "redis", u(P["redis_exporter"], "/metrics")),
             [
-                binary("redis-server"),
+                lab_binary("redis-server"),
                 "--port",
                 str(P["redis"]),
                 "--bind",
@@ -244,7 +259,7 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
                 u(P["redis_exporter"], "/metrics"),
             ),
             [
-                binary("prometheus-redis-exporter"),
+                lab_binary("prometheus-redis-exporter"),
                 f"-redis.addr=redis://127.0.0.1:{P['redis']}",
                 f"-web.listen-address=127.0.0.1:{P['redis_exporter']}",
             ],
@@ -292,7 +307,7 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
                 u(P["haproxy_metrics"], "/metrics"),
                 extra_ports=(P["haproxy_metrics"], P["llm"]),
             ),
-            [binary("haproxy"), "-db", "-f", str(lab_dir / "haproxy.cfg")],
+            [lab_binary("haproxy"), "-db", "-f", str(lab_dir / "haproxy.cfg")],
         ),
         (
             Part("api", "api", P["api"], u(P["api"], "/health"), u(P["api"], "/metrics")),
@@ -319,7 +334,7 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
                 u(P["node_exporter"], "/metrics"),
             ),
             [
-                binary("prometheus-node-exporter"),
+                lab_binary("prometheus-node-exporter"),
                 "--collector.disable-defaults",
                 *node_collectors,
                 f"--web.listen-address=127.0.0.1:{P['node_exporter']}",
@@ -334,7 +349,7 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
                 u(P["prometheus"], "/metrics"),
             ),
             [
-                binary("prometheus"),
+                lab_binary("prometheus"),
                 f"--config.file={lab_dir / 'prometheus.yml'}",
                 f"--storage.tsdb.path={lab_dir / 'prometheus-data'}",
                 f"--web.listen-address=127.0.0.1:{P['prometheus']}",
@@ -360,6 +375,31 @@ def _wait_ready(part: Part, proc: Proc, log: Path, timeout: float) -> None:
             return
         time.sleep(0.2)
     raise LabError(f"{part.name} not ready after {timeout:.0f} s; its log ends:\n{_tail(log)}")
+
+
+def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> Part:
+    """Start a recorded part again with its recorded command line (after `replica-kill`)."""
+    old = lab.part(name)
+    if old.proc().alive():
+        return old
+    log = lab.dir / "logs" / f"{name}.log"
+    proc = spawn(name, old.argv, log, lab.dir)
+    new = dataclasses.replace(old, pid=proc.pid, started=proc.started)
+    lab.parts = [new if p.name == name else p for p in lab.parts]
+    lab.save()
+    _wait_ready(new, proc, log, ready_timeout)
+    return new
+
+
+def _wait_http(url: str, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=2.0, trust_env=False) as http:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if http.get(url).status_code == 200:
+                    return
+            time.sleep(0.25)
+    raise LabError(f"{url} not answering after {timeout:.0f} s; the log ends:\n{_tail(log)}")
 
 
 def running_parts(lab_dir: Path) -> list[str]:
@@ -416,10 +456,14 @@ def up(
             progress(f"starting {spec.name} on 127.0.0.1:{spec.port}")
             log = lab_dir / "logs" / f"{spec.name}.log"
             proc = spawn(spec.name, argv, log, lab_dir)
-            part = dataclasses.replace(spec, pid=proc.pid, started=proc.started)
+            part = dataclasses.replace(spec, pid=proc.pid, started=proc.started, argv=tuple(argv))
             lab.parts.append(part)
             lab.save()
             _wait_ready(part, proc, log, ready_timeout)
+        # Ready means served end to end: HAProxy has seen the API and a replica pass a check.
+        progress("waiting for the gateway's health checks")
+        for url in (f"{lab.gateway_url}/health", f"http://127.0.0.1:{ports['llm']}/health"):
+            _wait_http(url, ready_timeout, lab_dir / "logs" / "haproxy.log")
     except BaseException:
         down(lab_dir, lab=lab)
         raise
@@ -430,7 +474,7 @@ def down(lab_dir: Path, lab: Lab | None = None) -> list[str]:
     """Stop every process the lab recorded (faults' helpers too); the names that were alive."""
     lab = lab if lab is not None else Lab.load(lab_dir)
     procs = [p.proc() for p in lab.parts]
-    procs += [p for p in _fault_procs(lab_dir) if p.name not in {q.name for q in procs}]
+    procs += [p for p in fault_procs(lab_dir) if p.name not in {q.name for q in procs}]
     alive = [p.name for p in procs if p.alive()]
     survivors = stop(procs)
     if survivors:
@@ -441,7 +485,7 @@ def down(lab_dir: Path, lab: Lab | None = None) -> list[str]:
     return alive
 
 
-def _fault_procs(lab_dir: Path) -> list[Proc]:
+def fault_procs(lab_dir: Path) -> list[Proc]:
     """Helpers a fault started (a CPU hog), recorded as `pids/fault-*.pid`."""
     out = []
     for pidfile in sorted((lab_dir / "pids").glob("fault-*.pid")):

@@ -1,0 +1,207 @@
+"""`infersight lab up|down|status|fault|load`: the live lab of real processes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from infersight.cli.catalog_cmds import JsonOpt
+from infersight.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    console,
+    err_console,
+    fail,
+    markup_safe,
+    print_json,
+)
+
+DirOpt = Annotated[
+    Path, typer.Option("--dir", help="The lab's folder: pid files, logs, configs, ground truth.")
+]
+DEFAULT_DIR = Path("lab-live")
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    from infersight.lab.live.procs import LabError
+    from infersight.lab.live.servers import ServerUnavailable
+    from infersight.safe_write import OutputError
+
+    return (LabError, ServerUnavailable, OutputError)
+
+
+def up(
+    replicas: Annotated[int, typer.Option("--replicas", min=1, max=8)] = 3,
+    lab_dir: DirOpt = DEFAULT_DIR,
+    as_json: JsonOpt = False,
+) -> None:
+    """Start the live lab: HAProxy, the API, Redis + exporter, vector search, GPU stand-ins,
+    node_exporter and Prometheus, each a process on a loopback port.
+
+    Example: infersight lab up --replicas 3 --dir lab && infersight lab status --dir lab
+    """
+    from infersight.lab.live import stack
+
+    try:
+        lab = stack.up(
+            lab_dir,
+            replicas,
+            progress=lambda m: (
+                None if as_json else err_console.print(f"[dim]· {markup_safe(m)}[/]")
+            ),
+        )
+    except _errors() as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    if as_json:
+        print_json(
+            {"dir": str(lab_dir), "gateway": lab.gateway_url, "prometheus": lab.prometheus_url}
+        )
+        return
+    console.print(
+        f"lab up in {markup_safe(lab_dir)}: gateway {lab.gateway_url}, "
+        f"Prometheus {lab.prometheus_url}\n{markup_safe(stack.MODELLED_NOTE)}.\n"
+        f"Try: infersight lab load --dir {markup_safe(lab_dir)} --rate 8 --duration 2m"
+    )
+
+
+def down(lab_dir: DirOpt = DEFAULT_DIR, as_json: JsonOpt = False) -> None:
+    """Stop every process the lab started (and nothing else); no process and no port is left."""
+    from infersight.lab.live import stack
+
+    try:
+        stopped = stack.down(lab_dir)
+    except _errors() as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    if as_json:
+        print_json({"stopped": stopped})
+        return
+    console.print(f"stopped {len(stopped)} processes: {markup_safe(', '.join(stopped) or '-')}")
+
+
+def status(lab_dir: DirOpt = DEFAULT_DIR, as_json: JsonOpt = False) -> None:
+    """Each part: its port, whether it is alive and healthy, its metrics URL."""
+    from infersight.lab.live import faults, stack
+
+    try:
+        rows = stack.status(lab_dir)
+        lab = stack.Lab.load(lab_dir)
+    except _errors() as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    active = faults.active(lab)
+    if as_json:
+        print_json(
+            {
+                "gateway": lab.gateway_url,
+                "prometheus": lab.prometheus_url,
+                "parts": [r.to_dict() for r in rows],
+                "faults": active,
+            }
+        )
+    else:
+        table = Table(title=f"live lab in {markup_safe(lab_dir)}")
+        for col in ("part", "kind", "port", "alive", "healthy", "metrics"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            mark = "" if not r.note else " *"
+            table.add_row(
+                r.name + mark,
+                r.kind,
+                str(r.port),
+                "yes" if r.alive else "[red]no[/]",
+                "yes" if r.healthy else "[red]no[/]",
+                r.metrics or "-",
+            )
+        console.print(table)
+        console.print(f"* {markup_safe(stack.MODELLED_NOTE)}")
+        console.print(f"gateway {lab.gateway_url}   Prometheus {lab.prometheus_url}")
+        for a in active:
+            console.print(
+                f"[yellow]fault[/] {markup_safe(a['fault'])} on {markup_safe(a['target'])}"
+            )
+    if not all(r.healthy for r in rows):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def fault(
+    name: Annotated[str, typer.Argument(help="A fault (see --help), or `clear`.")],
+    replica: Annotated[int, typer.Option("--replica", min=0, help="Which replica.")] = 0,
+    duration: Annotated[
+        str | None, typer.Option("--for", help="Clear it by itself after this long (10m).")
+    ] = None,
+    lab_dir: DirOpt = DEFAULT_DIR,
+    as_json: JsonOpt = False,
+) -> None:
+    """Inject a fault into the running lab (or `clear` them all); ground truth goes to
+    DIR/faults/truth.jsonl.
+
+    Faults: api-pool-shrink, batch-delay, replica-kill, redis-maxmemory, link-slow, link-lossy,
+    cpu-hog, gpu-clock-drop, gpu-xid, gpu-vram-leak (the gpu-* faults change the modelled card).
+    """
+    from infersight.lab.live import faults, stack
+    from infersight.timeparse import parse_duration
+
+    seconds = None
+    if duration is not None:
+        try:
+            seconds = parse_duration(duration)
+        except ValueError as exc:
+            fail(f"--for: {exc}", EXIT_USAGE)
+    if name != "clear" and name not in faults.FAULTS:
+        fail(
+            f"unknown fault {name!r}; choose one of {', '.join(faults.FAULTS)} or clear", EXIT_USAGE
+        )
+    try:
+        lab = stack.Lab.load(lab_dir)
+        out = faults.clear(lab) if name == "clear" else [faults.inject(lab, name, replica, seconds)]
+    except _errors() as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    if as_json:
+        print_json(out)
+        return
+    for e in out:
+        console.print(f"{e['event']}: {markup_safe(e['fault'])} on {markup_safe(e['target'])}")
+    if not out:
+        console.print("no fault was active")
+
+
+def load(
+    rate: Annotated[float, typer.Option("--rate", help="Requests per second (open loop).")] = 8.0,
+    duration: Annotated[str, typer.Option("--duration", help="How long (2m, 1h).")] = "2m",
+    lab_dir: DirOpt = DEFAULT_DIR,
+    as_json: JsonOpt = False,
+) -> None:
+    """Steady open-loop load through the lab's gateway (loopback only, bounded)."""
+    from infersight.lab.live import stack
+    from infersight.lab.live.load import run_load
+    from infersight.timeparse import parse_duration
+
+    try:
+        seconds = parse_duration(duration)
+    except ValueError as exc:
+        fail(f"--duration: {exc}", EXIT_USAGE)
+    try:
+        lab = stack.Lab.load(lab_dir)
+    except _errors() as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    try:
+        res = asyncio.run(run_load(lab.gateway_url, rate, seconds))
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    summary = {"sent": res.sent, "ok": res.ok, "failed": res.failed, "skipped": res.skipped}
+    if as_json:
+        print_json(summary)
+    else:
+        console.print(", ".join(f"{k} {v}" for k, v in summary.items()))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the live lab's commands to the `lab` group."""
+    app.command("up")(up)
+    app.command("down")(down)
+    app.command("status")(status)
+    app.command("fault")(fault)
+    app.command("load")(load)

@@ -1,0 +1,311 @@
+"""`lab fault NAME` / `lab fault clear`: faults injected into the running lab, each with its
+ground truth (what, where, when, what a diagnosis should name) appended to
+`DIR/faults/truth.jsonl`; the faults still active are in `DIR/faults/active.json`.
+
+Real faults change real software: the API's worker pool, Redis's maxmemory, a killed process,
+a CPU hog (stress-ng), a slow or lossy link (a delaying, resetting TCP proxy: netem needs
+CAP_NET_ADMIN). GPU faults change the GPU stand-in's modelled card.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from infersight.lab.live.procs import LabError, Proc, spawn, stop
+from infersight.lab.live.servers import ServerUnavailable, binary
+from infersight.lab.live.stack import Lab, restart
+from infersight.safe_write import write_text
+
+REDIS_MAXMEMORY_NORMAL = "64mb"
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    name: str
+    where: str  # "api", "redis", "replica", "host"
+    what: str
+    expected: tuple[str, ...]  # hypotheses that name it (root cause, or the right layer/hop)
+    layer: str
+    real: bool  # False: the modelled GPU's state
+
+
+FAULTS: dict[str, FaultSpec] = {
+    f.name: f
+    for f in (
+        FaultSpec(
+            "api-pool-shrink",
+            "api",
+            "the API's worker pool cut to 1 slot",
+            ("threadpool_too_small",),
+            "service",
+            True,
+        ),
+        FaultSpec(
+            "batch-delay",
+            "replica",
+            "the replica's batcher switched to a fixed 250 ms window",
+            ("batching_delay", "batch_window_starvation"),
+            "inference",
+            True,
+        ),
+        FaultSpec(
+            "replica-kill",
+            "replica",
+            "the replica's process killed (SIGKILL)",
+            ("instance_down", "lb_instance_removed"),
+            "infrastructure",
+            True,
+        ),
+        FaultSpec(
+            "redis-maxmemory",
+            "redis",
+            "Redis maxmemory cut to hold a tenth of the cached answers",
+            ("cache_capacity",),
+            "dependency",
+            True,
+        ),
+        FaultSpec(
+            "link-slow",
+            "replica",
+            "200 ms added per chunk on the link to the replica",
+            ("service_hop_slow", "upstream_connect_slow", "network_retransmits", "slow_instance"),
+            "access",
+            True,
+        ),
+        FaultSpec(
+            "link-lossy",
+            "replica",
+            "30% of new connections to the replica reset",
+            ("upstream_connect_slow", "network_retransmits", "gateway_fault"),
+            "access",
+            True,
+        ),
+        FaultSpec(
+            "cpu-hog",
+            "host",
+            "stress-ng --cpu 2 beside the stack",
+            ("slow_instance",),
+            "infrastructure",
+            True,
+        ),
+        FaultSpec(
+            "gpu-clock-drop",
+            "replica",
+            "SM clock to 45% with thermal slowdown (modelled)",
+            ("gpu_thermal_throttling",),
+            "infrastructure",
+            False,
+        ),
+        FaultSpec(
+            "gpu-xid",
+            "replica",
+            "Xid 79, GPU fallen off the bus (modelled)",
+            ("gpu_hardware_fault", "instance_down"),
+            "infrastructure",
+            False,
+        ),
+        FaultSpec(
+            "gpu-vram-leak",
+            "replica",
+            "VRAM leaking 60 MiB/s until OOM (modelled)",
+            ("vram_leak", "vram_exhaustion_ahead", "vram_oom_cascade"),
+            "inference",
+            False,
+        ),
+    )
+}
+
+
+def _redis(port: int, *args: str) -> str:
+    cmd = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
+    with socket.create_connection(("127.0.0.1", port), timeout=3.0) as s:
+        s.sendall(cmd.encode())
+        data = b""
+        while not data.endswith(b"\r\n") or (data.startswith(b"$") and data.count(b"\r\n") < 2):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    if data.startswith(b"-"):
+        raise LabError(f"redis refused {args[0]}: {data[1:].decode().strip()}")
+    return data.decode("utf-8", "replace")
+
+
+def _redis_info_field(port: int, field: str) -> int:
+    for line in _redis(port, "INFO", "memory").splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split(":", 1)[1])
+    raise LabError(f"redis INFO has no {field}")
+
+
+def _admin(url: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    try:
+        with httpx.Client(timeout=5.0, trust_env=False) as http:
+            r = http.post(url + path, json=body or {})
+    except httpx.HTTPError as exc:
+        raise LabError(f"{url} did not answer: {type(exc).__name__}") from None
+    if r.status_code != 200:
+        raise LabError(f"{url}{path} answered {r.status_code}: {r.text[:200]}")
+    out: dict[str, Any] = r.json()
+    return out
+
+
+def _part_url(lab: Lab, name: str) -> str:
+    return f"http://127.0.0.1:{lab.part(name).port}"
+
+
+def _active_path(lab: Lab) -> Path:
+    return lab.dir / "faults" / "active.json"
+
+
+def active(lab: Lab) -> list[dict[str, Any]]:
+    try:
+        raw = json.loads(_active_path(lab).read_text())
+    except (OSError, ValueError):
+        return []
+    return [a for a in raw if isinstance(a, dict)] if isinstance(raw, list) else []
+
+
+def _record(lab: Lab, entry: dict[str, Any]) -> None:
+    (lab.dir / "faults").mkdir(exist_ok=True)
+    truth = lab.dir / "faults" / "truth.jsonl"
+    old = truth.read_text() if truth.exists() else ""
+    write_text(truth, old + json.dumps(entry, sort_keys=True) + "\n")
+
+
+def _set_links(lab: Lab, replica: int, cfg: dict[str, float] | None) -> None:
+    path = lab.dir / "links.json"
+    try:
+        links = json.loads(path.read_text())
+    except (OSError, ValueError):
+        links = {}
+    if cfg is None:
+        links.pop(str(replica), None)
+    else:
+        links[str(replica)] = cfg
+    write_text(path, json.dumps(links) + "\n")
+
+
+def inject(
+    lab: Lab, name: str, replica: int = 0, duration_s: float | None = None
+) -> dict[str, Any]:
+    """Inject fault `name`; its ground truth is recorded and returned."""
+    spec = FAULTS.get(name)
+    if spec is None:
+        raise LabError(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
+    if not 0 <= replica < lab.replicas:
+        raise LabError(f"--replica must be 0-{lab.replicas - 1} (the lab has {lab.replicas})")
+    if any(a["fault"] == name and a.get("replica") == replica for a in active(lab)):
+        raise LabError(f"{name} is already active; `lab fault clear` first")
+    target = spec.where if spec.where != "replica" else f"replica-{replica}"
+    params: dict[str, Any] = {}
+    gpu = f"gpu-{replica}"
+    if name == "api-pool-shrink":
+        params = {"workers": 1}
+        _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
+    elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
+        _admin(_part_url(lab, gpu), "/admin/fault", {"name": name, "params": params})
+    elif name == "replica-kill":
+        lab.part(gpu).proc().signal_group(signal.SIGKILL)
+    elif name == "redis-maxmemory":
+        port = lab.part("redis").port
+        # Keep a tenth of the cached data: Redis evicts the rest and keeps evicting (the
+        # overhead outside the dataset, client buffers included, stays within the limit).
+        used = _redis_info_field(port, "used_memory")
+        dataset = _redis_info_field(port, "used_memory_dataset")
+        limit = used - dataset + max(32_000, dataset // 10)
+        _redis(port, "CONFIG", "SET", "maxmemory", str(limit))
+        params = {"maxmemory": limit}
+    elif name == "link-slow":
+        params = {"delay_s": 0.2}
+        _set_links(lab, replica, params)
+    elif name == "link-lossy":
+        params = {"drop": 0.1}
+        _set_links(lab, replica, params)
+    elif name == "cpu-hog":
+        try:
+            stress = binary("stress-ng")
+        except ServerUnavailable as exc:
+            raise LabError(str(exc)) from None
+        seconds = int(duration_s) if duration_s else 3600
+        proc = spawn(
+            "fault-cpu-hog",
+            [stress, "--cpu", "2", "--timeout", f"{seconds}s", "--quiet"],
+            lab.dir / "logs" / "fault-cpu-hog.log",
+            lab.dir,
+        )
+        write_text(lab.dir / "pids" / "fault-cpu-hog.pid", f"{proc.pid} {proc.started}\n")
+        params = {"workers": 2, "timeout_s": seconds}
+    now = time.time()
+    entry = {
+        "event": "inject",
+        "fault": name,
+        "target": target,
+        "replica": replica if spec.where == "replica" else None,
+        "what": spec.what,
+        "layer": spec.layer,
+        "expected": list(spec.expected),
+        "modelled": not spec.real,
+        "params": params,
+        "at": now,
+        "until": now + duration_s if duration_s else None,
+    }
+    _record(lab, entry)
+    write_text(_active_path(lab), json.dumps([*active(lab), entry], indent=2) + "\n")
+    if duration_s:
+        _arm_timer(lab, duration_s)
+    return entry
+
+
+def _arm_timer(lab: Lab, seconds: float) -> None:
+    """A recorded helper process that clears the lab's faults after `seconds`."""
+    proc = spawn(
+        "fault-timer",
+        [sys.executable, "-m", "infersight.lab.live.fault_timer", str(lab.dir), str(seconds)],
+        lab.dir / "logs" / "fault-timer.log",
+        lab.dir,
+    )
+    write_text(lab.dir / "pids" / f"fault-timer-{proc.pid}.pid", f"{proc.pid} {proc.started}\n")
+
+
+def clear(lab: Lab) -> list[dict[str, Any]]:
+    """Undo every active fault; the cleared entries are recorded."""
+    cleared = []
+    for a in active(lab):
+        name, replica = a["fault"], a.get("replica") or 0
+        if name == "api-pool-shrink":
+            _admin(_part_url(lab, "api"), "/admin/clear")
+        elif name == "replica-kill":
+            restart(lab, f"gpu-{replica}")
+        elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
+            _admin(_part_url(lab, f"gpu-{replica}"), "/admin/clear")
+        elif name == "redis-maxmemory":
+            _redis(lab.part("redis").port, "CONFIG", "SET", "maxmemory", REDIS_MAXMEMORY_NORMAL)
+        elif name in ("link-slow", "link-lossy"):
+            _set_links(lab, replica, None)
+        elif name == "cpu-hog":
+            _stop_recorded(lab, "fault-cpu-hog")
+        entry = {"event": "clear", "fault": name, "target": a["target"], "at": time.time()}
+        _record(lab, entry)
+        cleared.append(entry)
+    write_text(_active_path(lab), "[]\n")
+    return cleared
+
+
+def _stop_recorded(lab: Lab, stem: str) -> None:
+    pidfile = lab.dir / "pids" / f"{stem}.pid"
+    try:
+        pid, started = pidfile.read_text().split()
+    except (OSError, ValueError):
+        return
+    stop([Proc(stem, int(pid), int(started))])
+    pidfile.unlink(missing_ok=True)
