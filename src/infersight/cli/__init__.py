@@ -17,8 +17,10 @@ from infersight.cli import (
     capture_cmds,
     catalog_cmds,
     lab_cmds,
+    live_cmds,
     pull_cmds,
     serve_cmds,
+    stress_cmds,
 )
 from infersight.cli.common import CommandError, err_console, markup_safe
 from infersight.cli.connection import with_connection_options
@@ -44,9 +46,11 @@ app.command("diagnose")(with_connection_options(analysis_cmds.diagnose))
 app.command("capture")(with_connection_options(capture_cmds.capture))
 app.command("serve")(serve_cmds.serve)
 app.add_typer(bundle_cmds.app, name="bundle")
+live_cmds.register(lab_cmds.app)  # lab up|down|status|fault|load: real processes
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")
+app.add_typer(stress_cmds.app, name="stress")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
