@@ -289,10 +289,7 @@ def eval_group(
     every = outs
     # the first member is the anchor, the change that names the mechanism: never a gap
     gaps = [o for o in outs[1:] if g.mode == "all" and _is_gap(o, tolerated)]
-    if gaps and len(gaps) < len(outs):
-        outs = [o for o in outs if not any(o is gap for gap in gaps)]
-    else:
-        gaps = []
+    outs = [o for o in outs if not any(o is gap for gap in gaps)]
     truths = [o.truth for o in outs]
     at: dict[str, tuple[float, ...]] = {}
     if g.mode == "all":
