@@ -79,6 +79,14 @@ def detect(
     timeout: TimeoutOpt = 30.0,
     deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
     raise_limit: LimitOpt = None,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Stream: evaluate each new scrape interval from --prometheus as it arrives and "
+            "print findings as they appear (until Ctrl-C).",
+        ),
+    ] = False,
 ) -> None:
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
@@ -96,6 +104,13 @@ def detect(
     conn = _conn(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
     )
+    if follow:
+        if conn is None or bundle is not None or at is not None:
+            fail("--follow reads a live --prometheus URL (no BUNDLE, no --at)", EXIT_USAGE)
+        from infersight.cli.follow import run_cli
+
+        run_cli(conn, window, mappings, as_json)
+        return
     inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit)
     cov = assess(inputs.windows, inputs.missing, inputs.at)
     coverage = [c.__dict__ for c in cov.layers]
