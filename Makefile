@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not server and not sim and not slow"
+	$(BIN)/pytest -q -m "not server and not sim and not slow and not packaging"
 
 test: $(STAMP) system-deps lint typecheck
 	$(BIN)/pytest -q
