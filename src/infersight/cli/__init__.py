@@ -7,6 +7,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -22,7 +23,14 @@ from infersight.cli import (
     serve_cmds,
     stress_cmds,
 )
-from infersight.cli.common import CommandError, err_console, markup_safe
+from infersight.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    CommandError,
+    err_console,
+    markup_safe,
+)
 from infersight.cli.connection import with_connection_options
 from infersight.cli.stdout_guard import guarded
 
@@ -31,12 +39,38 @@ app = typer.Typer(
     help=(
         "Which layer of your AI inference service broke, and why, with the evidence.\n\n"
         "Start with `infersight demo`; point it at your Prometheus with "
-        "`infersight probe --prometheus URL`."
+        "`infersight probe --prometheus URL`.\n\n" + EXIT_CODES_HELP
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("infersight")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            number = "(not installed)"
+        sys.stdout.write(f"infersight {number}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Which layer of your AI inference service broke, and why, with the evidence."""
+
+
 app.command("signals")(catalog_cmds.signals)
 app.command("exporters")(catalog_cmds.exporters)
 app.command("probe")(with_connection_options(pull_cmds.probe))
@@ -96,7 +130,7 @@ def main() -> None:
         sys.exit(exc.code)
     except _user_errors() as exc:
         err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
-        sys.exit(1)
+        sys.exit(EXIT_INPUT)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
@@ -109,4 +143,4 @@ def main() -> None:
             highlight=False,
             soft_wrap=True,
         )
-        sys.exit(1)
+        sys.exit(EXIT_INTERNAL)
