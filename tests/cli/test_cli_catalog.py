@@ -93,8 +93,8 @@ def test_bad_windows_fail_before_any_query(tmp_path: Path) -> None:
     """A typo in --step or --at costs one line and no HTTP request (port 9 answers nothing)."""
     url, out = "http://127.0.0.1:9", str(tmp_path / "b.tar.gz")
     cases = {
-        ("--since", "1m", "--step", "1h"): "not shorter than the window",
-        ("--since", "1h", "--step", "1ms"): "too many",
+        ("--window", "1m", "--step", "1h"): "not shorter than the window",
+        ("--window", "1h", "--step", "1ms"): "too many",
         ("--at", "2099-01-01"): "is in the future",
     }
     for extra, expected in cases.items():

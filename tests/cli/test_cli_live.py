@@ -100,7 +100,7 @@ def test_probe_pull_inspect_agree_with_the_local_mapping(
             "pull",
             "-p",
             url,
-            "--since",
+            "--window",
             "1h",
             "--at",
             at,
