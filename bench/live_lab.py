@@ -154,9 +154,15 @@ def run(args: argparse.Namespace) -> list[Row]:
             lab = stack.Lab.load(lab_dir)
             time.sleep(args.recover)
     finally:
-        load.terminate()
-        load.wait(20)
-        stack.down(lab_dir)
+        try:
+            load.terminate()
+            try:
+                load.wait(10)
+            except subprocess.TimeoutExpired:
+                load.kill()
+                load.wait()
+        finally:
+            stack.down(lab_dir)
     return rows
 
 
