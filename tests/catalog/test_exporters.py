@@ -55,6 +55,8 @@ REAL = re.compile(
     r"|pg_stat_statements_(seconds|calls)_total"
     r"|python_gc_collections_total|python_info|process_(resident_memory_bytes|cpu_seconds_total"
     r"|start_time_seconds)"
+    r"|haproxy_(frontend_http_(requests|responses)_total|backend_http_responses_total"
+    r"|(server|backend)_response_time_average_seconds|backend_current_queue)"
     r"|up|nginxplus_upstream_server_(response_time|responses))$"
 )
 # infersight's own names: the serving library's, plus those only the lab simulator exports
