@@ -5,9 +5,11 @@ healthy one. `all` is false as soon as one member is false, unknown if one is un
 true; `any` is true as soon as one member is true. A prediction that cannot be checked because
 its signals are absent from the data altogether (an exporter not deployed, a metric dropped by
 relabelling) and that the rule does not `require` is a *gap*, not a veto: `all` then holds on
-what could be checked, and names the gap (`Outcome.gaps`). Neither the anchor (an `all`'s
-first member, the change that names the mechanism) nor what must stay put (`normal`: what
-tells a cause from its neighbours) is ever a gap.
+what could be checked, and names the gap (`Outcome.gaps`). Only a rule's predictions can be
+gaps: the members of its top `all`, or of each `all` alternative of a top `any`; a deeper
+group reads one prediction several ways, jointly, and stays three-valued. Neither the anchor
+(an `all`'s first member, the change that names the mechanism) nor what must stay put
+(`normal`: what tells a cause from its neighbours) is ever a gap.
 
 The first member of an `all` group that holds fixes the instances that `where: same` members
 look at (the vector DB's host metrics are read on the vector DB, the GPU's temperature on the
@@ -258,9 +260,10 @@ def eval_group(
     tolerated: frozenset[str] = frozenset(),
     refuting: bool = False,
 ) -> Outcome:
-    """`tolerated`: signals absent from the data that the rule does not require; an `all`
-    member left unknown only for want of them is a gap (see the module doc). `refuting`: the
-    group rules a cause out (see `eval_condition`)."""
+    """`tolerated`: signals absent from the data that the rule does not require; a member of
+    this `all` left unknown only for want of them is a gap (see the module doc), passed down
+    only through an `any` (its alternatives are predictions too). `refuting`: the group rules a
+    cause out (see `eval_condition`)."""
     outs: list[Outcome] = []
     local, local_began = anchor, began
     # alternatives of an `any` that must come together with the anchor's change are one
@@ -276,7 +279,11 @@ def eval_group(
         if isinstance(m, Condition):
             o = eval_condition(ctx, m, local, local_began, family, refuting)
         else:
-            o = eval_group(ctx, m, local, local_began, tolerated, refuting)
+            # gaps are a rule's predictions left unchecked: the members of its top `all` (or of
+            # each `all` alternative of a top `any`); deeper groups read one prediction
+            # several ways, jointly (errors up *and* tokens halved), and stay three-valued
+            inner = tolerated if g.mode == "any" else frozenset()
+            o = eval_group(ctx, m, local, local_began, inner, refuting)
         outs.append(o)
         if g.mode == "all" and o.truth is True and o.instances:
             where = m.where if isinstance(m, Condition) else "same"
