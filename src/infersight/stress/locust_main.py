@@ -56,6 +56,7 @@ def main() -> None:
     class Client(HttpUser):
         host = spec["url"]
         wait_time = constant_throughput(1.0)
+
         @task
         def ask(self) -> None:
             # a fresh question nearly every time: the worst case misses every cache, and
