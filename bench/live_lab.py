@@ -30,6 +30,8 @@ from infersight.lab.live import faults, stack
 #: Per fault: PromQL whose answer shows the fault in Prometheus, and what counts as seen.
 SIGNATURES: dict[str, tuple[str, str]] = {
     "api-pool-shrink": ('min(infersight_workers_limit{name="api_workers"})', "<= 1"),
+    "api-gc-pressure": ('rate(infersight_gc_pause_seconds_total{node="api"}[1m])', "> 0.03"),
+    "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.5"),
     "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),
     "replica-kill": ('min(up{job="vllm",node="replica-{r}"})', "== 0"),
     "redis-maxmemory": ("sum(rate(redis_evicted_keys_total[1m]))", "> 0"),
@@ -209,6 +211,7 @@ def main() -> None:
     p.add_argument("--window", default="5m")
     p.add_argument("--faults", nargs="+", default=list(faults.FAULTS))
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
+    p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
     args = p.parse_args()
     bad = [f for f in args.faults if f not in faults.FAULTS]
     if bad:
@@ -220,7 +223,10 @@ def main() -> None:
     print(body)
     if args.write:
         cmd = "python -m bench.live_lab " + " ".join(sys.argv[1:])
-        write_section("live_lab", "Live lab: fault → diagnosis", cmd, body)
+        title = "Live lab: fault → diagnosis" + (
+            "" if args.section == "live_lab" else f" ({', '.join(args.faults)})"
+        )
+        write_section(args.section, title, cmd, body)
 
 
 if __name__ == "__main__":

@@ -138,8 +138,9 @@ def fault(
     """Inject a fault into the running lab (or `clear` them all); ground truth goes to
     DIR/faults/truth.jsonl.
 
-    Faults: api-pool-shrink, batch-delay, replica-kill, redis-maxmemory, link-slow, link-lossy,
-    cpu-hog, gpu-clock-drop, gpu-xid, gpu-vram-leak (the gpu-* faults change the modelled card).
+    Faults: api-pool-shrink, api-gc-pressure, batch-delay, replica-kill, redis-maxmemory,
+    link-slow, link-lossy, cpu-hog, disk-pressure, gpu-clock-drop, gpu-xid, gpu-vram-leak (the
+    gpu-* faults change the modelled card). See docs/lab.md.
     """
     from infersight.lab.live import faults, stack
     from infersight.timeparse import parse_duration

@@ -10,7 +10,11 @@ python -m infersight.lab.live.api_service --port 8000 --redis 6379 --vector 8002
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import gc
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -77,6 +81,15 @@ class Api:
             "Redis calls that failed (the request goes on without the cache).",
             registry=self.registry,
         )
+        self.m_gc_pause = Counter(
+            "infersight_gc_pause_seconds",
+            "Wall time spent in garbage collections (all generations), from gc.callbacks.",
+            registry=self.registry,
+        )
+        self._gc_started = 0.0
+        gc.callbacks.append(self._on_gc)
+        self._heap: list[Any] = []  # the GC-pressure fault's live objects
+        self._churn: asyncio.Task[None] | None = None
         self.faults: dict[str, dict[str, Any]] = {}
 
     def _pool(self, workers: int) -> AdmissionController:
@@ -140,8 +153,32 @@ class Api:
             self.metrics.requests.labels(name="api", outcome=outcome).inc()
             self.metrics.request_duration.labels(name="api").observe(time.perf_counter() - start)
 
+    def _on_gc(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self.m_gc_pause.inc(time.perf_counter() - self._gc_started)
+
+    async def _make_garbage(self) -> None:
+        """Object churn that outlives the young generations (a ring of recent batches, as a
+        cache that turns over would), against a large live heap: full collections come every
+        second or so, and each walks the whole heap."""
+        recent: collections.deque[list[list[Any]]] = collections.deque(maxlen=50)
+        while True:
+            junk: list[list[Any]] = [[i, str(i)] for i in range(5_000)]
+            for a, b in itertools.pairwise(junk):
+                a.append(b)  # cycles: only the collector frees them
+            recent.append(junk)
+            await asyncio.sleep(0.01)
+
     def apply(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        if name == "api-pool-shrink":
+        if name == "api-gc-pressure":
+            objects = int(params.get("objects", 1_500_000))
+            if not 1 <= objects <= 5_000_000:
+                raise ValueError("objects must be 1-5000000")
+            self._heap = [[i] for i in range(objects)]
+            self._churn = asyncio.get_running_loop().create_task(self._make_garbage())
+        elif name == "api-pool-shrink":
             workers = int(params.get("workers", 1))
             if not 1 <= workers <= 256:
                 raise ValueError("workers must be 1-256")
@@ -153,6 +190,10 @@ class Api:
         return {"active": sorted(self.faults)}
 
     def clear(self) -> dict[str, Any]:
+        if self._churn is not None:
+            self._churn.cancel()
+            self._churn = None
+        self._heap = []
         if "api-pool-shrink" in self.faults:
             self.admission = self._pool(self.default_workers)
         self.faults.clear()

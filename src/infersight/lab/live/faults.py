@@ -98,6 +98,22 @@ FAULTS: dict[str, FaultSpec] = {
             True,
         ),
         FaultSpec(
+            "disk-pressure",
+            "host",
+            "stress-ng --hdd 1 writing in the lab's folder",
+            ("log_disk_io",),
+            "infrastructure",
+            True,
+        ),
+        FaultSpec(
+            "api-gc-pressure",
+            "api",
+            "1.5 M live objects in the API and cyclic garbage that outlives the young generations",
+            ("gc_pauses",),
+            "service",
+            True,
+        ),
+        FaultSpec(
             "gpu-clock-drop",
             "replica",
             "SM clock to 45% with thermal slowdown (modelled)",
@@ -212,6 +228,9 @@ def inject(
     if name == "api-pool-shrink":
         params = {"workers": 1}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
+    elif name == "api-gc-pressure":
+        params = {"objects": 1_500_000}
+        _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
     elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
         _admin(_part_url(lab, gpu), "/admin/fault", {"name": name, "params": params})
     elif name == "replica-kill":
@@ -231,20 +250,16 @@ def inject(
     elif name == "link-lossy":
         params = {"drop": 0.1}
         _set_links(lab, replica, params)
-    elif name == "cpu-hog":
-        try:
-            stress = binary("stress-ng")
-        except ServerUnavailable as exc:
-            raise LabError(str(exc)) from None
+    elif name in ("cpu-hog", "disk-pressure"):
         seconds = int(duration_s) if duration_s else 3600
-        proc = spawn(
-            "fault-cpu-hog",
-            [stress, "--cpu", "2", "--timeout", f"{seconds}s", "--quiet"],
-            lab.dir / "logs" / "fault-cpu-hog.log",
-            lab.dir,
-        )
-        write_text(lab.dir / "pids" / "fault-cpu-hog.pid", f"{proc.pid} {proc.started}\n")
-        params = {"workers": 2, "timeout_s": seconds}
+        if name == "cpu-hog":
+            args = ["--cpu", "2"]
+        else:
+            hdd = lab.dir / "faults" / "hdd"
+            hdd.mkdir(parents=True, exist_ok=True)
+            args = ["--hdd", "1", "--hdd-bytes", "256M", "--temp-path", str(hdd)]
+        _stress_ng(lab, f"fault-{name}", [*args, "--timeout", f"{seconds}s", "--quiet"])
+        params = {"args": args, "timeout_s": seconds}
     now = time.time()
     entry = {
         "event": "inject",
@@ -266,6 +281,16 @@ def inject(
     return entry
 
 
+def _stress_ng(lab: Lab, stem: str, args: list[str]) -> None:
+    """stress-ng as a recorded helper process (`lab down` and `clear` stop it)."""
+    try:
+        stress = binary("stress-ng")
+    except ServerUnavailable as exc:
+        raise LabError(str(exc)) from None
+    proc = spawn(stem, [stress, *args], lab.dir / "logs" / f"{stem}.log", lab.dir)
+    write_text(lab.dir / "pids" / f"{stem}.pid", f"{proc.pid} {proc.started}\n")
+
+
 def _arm_timer(lab: Lab, seconds: float) -> None:
     """A recorded helper process that clears the lab's faults after `seconds`."""
     proc = spawn(
@@ -282,7 +307,7 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
     cleared = []
     for a in active(lab):
         name, replica = a["fault"], a.get("replica") or 0
-        if name == "api-pool-shrink":
+        if name in ("api-pool-shrink", "api-gc-pressure"):
             _admin(_part_url(lab, "api"), "/admin/clear")
         elif name == "replica-kill":
             restart(lab, f"gpu-{replica}")
@@ -292,8 +317,8 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
             _redis(lab.part("redis").port, "CONFIG", "SET", "maxmemory", REDIS_MAXMEMORY_NORMAL)
         elif name in ("link-slow", "link-lossy"):
             _set_links(lab, replica, None)
-        elif name == "cpu-hog":
-            _stop_recorded(lab, "fault-cpu-hog")
+        elif name in ("cpu-hog", "disk-pressure"):
+            _stop_recorded(lab, f"fault-{name}")
         entry = {"event": "clear", "fault": name, "target": a["target"], "at": time.time()}
         _record(lab, entry)
         cleared.append(entry)
