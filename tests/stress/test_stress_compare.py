@@ -93,3 +93,12 @@ def test_bad_run_files_are_one_line_errors(tmp_path: Path) -> None:
 def test_load_goes_to_loopback_only() -> None:
     with pytest.raises(ValueError, match="loopback only"):
         run("http://example.com:8080", "soak", 2, 20)
+
+
+def test_html_holds_the_verdict_and_both_runs_bars() -> None:
+    from infersight.stress.html import render
+
+    page = render(compare(_run(0.30), _run(0.60), band=0.15), "a<1>.json", "b.json")
+    assert "<h1>B is weaker</h1>" in page and "a&lt;1&gt;.json" in page
+    assert page.count("<rect") == 8  # two plots x two steps (soak, total) x runs A and B
+    assert ">300<" in page and ">600<" in page  # P99 in ms on the bars

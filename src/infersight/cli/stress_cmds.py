@@ -129,6 +129,10 @@ def compare(
             help="Repeated clean runs of the same profile (two or more): the noise band.",
         ),
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Also write the comparison as HTML with plots."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Side by side, with a verdict: stronger, weaker or same (beyond the noise band).
@@ -145,6 +149,14 @@ def compare(
         result = compare_runs(a, b, band)
     except RunFileError as exc:
         fail(str(exc), EXIT_USAGE)
+    if out is not None:
+        from infersight.safe_write import OutputError, write_text
+        from infersight.stress.html import render
+
+        try:
+            write_text(out, render(result, str(run_a), str(run_b)))
+        except OutputError as exc:
+            fail(str(exc), EXIT_USAGE)
     if as_json:
         print_json(result.to_dict())
     else:
