@@ -7,6 +7,7 @@ from __future__ import annotations
 from rag_stack import _DCGM, GATEWAY, NODES, windows
 
 from infersight.diagnose import diagnose
+from infersight.diagnose.kb import KnowledgeBase, parse_rule
 
 #: dcgm-exporter not deployed: every signal it alone provides
 WITHOUT_DCGM = tuple(_DCGM)
@@ -67,3 +68,43 @@ def test_a_cause_whose_required_signals_are_missing_stays_undecided() -> None:
     h = dx.hypothesis("gpu_thermal_throttling")
     assert h is not None and h.verdict == "inconclusive"
     assert "infra.gpu_temp_c" in h.missing_signals
+
+
+def _one_rule(confirm: str) -> KnowledgeBase:
+    text = (
+        "id: probe\nlayer: service\ntitle: probe\nseed: '2.2'\n"
+        "requires: [service.error_ratio]\nconfirm:\n" + confirm
+    )
+    return KnowledgeBase((parse_rule(text, "probe.yaml"),), {"probe": "probe.yaml"})
+
+
+ERRORS = {"service.error_ratio": _all(0.4)}
+
+
+def test_a_top_prediction_whose_signals_are_all_absent_is_a_gap() -> None:
+    kb = _one_rule(
+        "  all:\n"
+        "    - {signal: service.error_ratio, state: up}\n"
+        "    - {signal: inference.generation_tokens_rate, state: down, where: same}\n"
+    )
+    h = diagnose(windows(ERRORS, engine="triton"), kb=kb).hypothesis("probe")
+    assert h is not None and h.verdict == "confirmed"
+    assert h.unchecked_predictions == ("inference.generation_tokens_rate",)
+
+
+def test_one_prediction_read_jointly_is_never_half_checked() -> None:
+    # "errors up and tokens halved" inside an alternative is one reading of one prediction:
+    # without a token counter (Triton) it is unknown, not held on the errors alone
+    kb = _one_rule(
+        "  all:\n"
+        "    - {signal: service.error_ratio, state: up}\n"
+        "    - any:\n"
+        "        - {signal: service.restarts, state: event, where: same}\n"
+        "        - all:\n"
+        "            - {signal: service.error_ratio, state: up, where: same}\n"
+        "            - {signal: inference.generation_tokens_rate, state: down, where: same}\n"
+    )
+    base = {"service.restarts": _all(0.0)}
+    h = diagnose(windows(ERRORS, engine="triton", base=base), kb=kb).hypothesis("probe")
+    assert h is not None and h.verdict == "inconclusive"
+    assert "inference.generation_tokens_rate" in h.missing_signals
