@@ -17,12 +17,16 @@ from infersight.lab.live.servers import LocalPrometheus, _LocalServer, binary, f
 
 
 class AlertingPrometheus(LocalPrometheus):
-    """LocalPrometheus with a rule file, evaluating every second and sending to Alertmanager."""
+    """LocalPrometheus with a rule file, evaluating every second and sending to Alertmanager;
+    it scrapes `scrape` (host:port) as job `watched`."""
 
-    def __init__(self, *, rules: str, alertmanager_url: str, backfill: Sequence[Path]) -> None:
+    def __init__(
+        self, *, rules: str, alertmanager_url: str, backfill: Sequence[Path], scrape: str
+    ) -> None:
         super().__init__(backfill=backfill)
         self.rules = rules
         self.alertmanager = alertmanager_url.removeprefix("http://")
+        self.scrape = scrape
 
     def _prepare(self) -> None:
         super()._prepare()
@@ -33,6 +37,8 @@ class AlertingPrometheus(LocalPrometheus):
             f"rule_files: ['{rules}']\n"
             "alerting:\n  alertmanagers:\n"
             f"    - static_configs:\n        - targets: ['{self.alertmanager}']\n"
+            "scrape_configs:\n  - job_name: watched\n"
+            f"    static_configs:\n      - targets: ['{self.scrape}']\n"
         )
 
 

@@ -5,8 +5,12 @@ captures and diagnoses → a bundle and reports on disk name the incident's root
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,12 +22,17 @@ from servers import require
 
 pytestmark = pytest.mark.server
 TOKEN = "am-webhook-t0ken-42"
+SLACK_SECRET = "xoxb-sl4ck-s3cret-path"
 RULES = """
 groups:
   - name: inference
     rules:
       - alert: InferenceQueueBacklog
-        expr: sum(vllm:num_requests_waiting) > 100
+        # the backlog of the backfilled incident, once infersight serve is up (Prometheus
+        # scrapes its /metrics), so that Alertmanager's first post finds it listening
+        expr: >
+          sum(max_over_time(vllm:num_requests_waiting[10m])) > 100
+          and on() (up{job="watched"} == 1)
         labels: {severity: page, team: ml-platform}
         annotations: {summary: requests pile up in the engines' queues}
 """
@@ -48,6 +57,47 @@ receivers:
 """
 
 
+class SlackReceiver:
+    """A Slack-compatible incoming webhook on loopback: records the JSON posted to it."""
+
+    def __init__(self) -> None:
+        self.posts: list[dict[str, Any]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                receiver.posts.append(json.loads(self.rfile.read(length)))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> SlackReceiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def _wait_until(ok: Callable[[], bool], timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ok():
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def _wait_for(path_glob: Path, pattern: str, timeout: float = 120.0) -> list[Path]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -68,8 +118,11 @@ def test_an_alert_from_prometheus_through_alertmanager_ends_as_a_diagnosed_bundl
     token_file.write_text(TOKEN + "\n")
     out = tmp_path / "captures"
     config = tmp_path / "serve.yaml"
+    slack = SlackReceiver()
+    hook = f"{slack.url}/services/T0/B0/{SLACK_SECRET}"
     config.write_text(
         f"auth: {{bearer_token_file: {token_file}}}\n"
+        f"slack: {{webhook_url: '{hook}'}}\n"
         "capture: {since: 1h, baselines: [1h], part_timeout: 60s}\n"
         f"out_dir: {out}\nmax_concurrency: 1\nqueue_size: 4\n"
     )
@@ -77,12 +130,16 @@ def test_an_alert_from_prometheus_through_alertmanager_ends_as_a_diagnosed_bundl
     # to serve): serve's port is chosen first, its Prometheus given through the environment
     serve = ServeProcess(config, tmp_path)
     am_config = _alertmanager_config(serve.url, token_file)
-    with LocalAlertmanager(am_config) as am:
-        prom = AlertingPrometheus(rules=RULES, alertmanager_url=am.url, backfill=[om])
+    with slack, LocalAlertmanager(am_config) as am:
+        scrape = serve.url.removeprefix("http://")
+        prom = AlertingPrometheus(
+            rules=RULES, alertmanager_url=am.url, backfill=[om], scrape=scrape
+        )
         with prom:
             serve.env["INFERSIGHT_SERVE__PROMETHEUS__URL"] = prom.url
             with serve:
                 reports = _wait_for(out, "*/report.json")
+                posted = _wait_until(lambda: bool(slack.posts))
                 assert reports, (
                     f"no report after 120 s; serve log: {serve.log.read_text()[-3000:]}\n"
                     f"alertmanager log: {am.log_tail(20)}"
@@ -107,6 +164,11 @@ def test_an_alert_from_prometheus_through_alertmanager_ends_as_a_diagnosed_bundl
     assert [r["hypothesis"] for r in diagnosis["root_causes"]] == roots
     assert f"captures/{folder.name}/report.html" in page
     assert 'infersight_serve_notifications_total{result="accepted"} 1.0' in metrics
-    # the webhook token never reaches the log, the bundle or the reports
-    for text in (serve.log.read_text(), md, reports[0].read_text()):
-        assert TOKEN not in text
+    # a short summary went to the Slack-compatible webhook, linking the report
+    assert posted and len(slack.posts) == 1
+    text = slack.posts[0]["text"]
+    assert text.startswith("[infersight] InferenceQueueBacklog: vector_db_swap, cache_capacity")
+    assert f"/captures/{folder.name}/report.html" in text
+    # the webhook token and the Slack URL's secret never reach the log, the bundle or the reports
+    for text in (serve.log.read_text(), md, reports[0].read_text(), page):
+        assert TOKEN not in text and SLACK_SECRET not in text

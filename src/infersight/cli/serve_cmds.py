@@ -102,7 +102,7 @@ def serve(
         lg.setLevel(logging.INFO)
         lg.propagate = False
     base = f"http://{listen.host}:{listen.port}"
-    app = create_app(cfg, capture_runner(cfg, base_url=base))
+    app = create_app(cfg, capture_runner(cfg, base_url=cfg.public_url or base))
     err_console.print(
         f"infersight serve on {markup_safe(base)}: POST /alerts; captures in "
         f"{markup_safe(cfg.out_dir)}",

@@ -98,6 +98,9 @@ class ServeConfig(_Strict):
     recent: int = Field(200, ge=1, le=100_000)
     retry_after: int = Field(30, ge=1, description="Seconds a shed sender is asked to wait.")
     slack: SlackConfig | None = None
+    public_url: str | None = Field(
+        None, description="How people reach this service, for links in Slack summaries."
+    )
 
     def credentials(self) -> tuple[str | None, tuple[str, str] | None]:
         """(bearer token, (user, password)) expected of senders, read from files if so."""
