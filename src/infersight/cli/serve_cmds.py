@@ -73,10 +73,17 @@ def serve(
 
     Example: infersight serve --config /etc/infersight/serve.yaml
     """
-    import uvicorn
+    try:
+        import uvicorn
 
+        from infersight.serve.app import create_app
+    except ImportError as exc:
+        fail(
+            f"infersight serve needs FastAPI, uvicorn and prometheus_client ({exc.name} is "
+            "missing): pip install 'infersight[serve]'",
+            EXIT_USAGE,
+        )
     from infersight.serve import ConfigError, load_config
-    from infersight.serve.app import create_app
     from infersight.serve.jobs import capture_runner
 
     try:
