@@ -1,6 +1,7 @@
-"""Steady open-loop load for the live lab: requests start on a fixed schedule whatever the
-answers do (a slow server does not slow the arrivals), to loopback only, bounded in count,
-time and concurrency.
+"""Steady open-loop load for the live lab: requests arrive as a Poisson process at the given
+rate whatever the answers do (a slow server does not slow the arrivals; periodic arrivals
+would hide queueing that independent users cause), to loopback only, bounded in count, time
+and concurrency.
 
     infersight lab load --rate 8 --duration 5m --dir lab
 """
@@ -71,9 +72,12 @@ async def run_load(
                 res.failed += 1
 
         start = time.monotonic()
-        total = int(rate * duration_s)
-        for i in range(total):
-            delay = start + i / rate - time.monotonic()
+        at = 0.0
+        for _ in range(int(rate * duration_s * 2) + 10):  # a bound; the duration ends it first
+            at += rng.expovariate(rate)  # Poisson arrivals, as independent users make
+            if at >= duration_s:
+                break
+            delay = start + at - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
             if len(in_flight) >= MAX_IN_FLIGHT:
