@@ -46,5 +46,5 @@ def test_without_a_server_side_view_where_the_time_sits_is_unknown() -> None:
 def test_adds_compares_a_client_view_with_a_server_view() -> None:
     with pytest.raises(ValueError, match="client-timed"):
         Condition(signal="service.e2e_latency_p99", state="adds", than="service.ttft_p99", factor=2)
-    with pytest.raises(ValueError, match="need `than`"):
+    with pytest.raises(ValueError, match="needs `than`"):
         Condition(signal="access.upstream_latency_p99", state="adds", factor=2)

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import get_args
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from diagnose_frames import ONSET, N
 from diagnose_frames import step_frame as _frame
+from pydantic import ValidationError
 
 from infersight.detect import detect
+from infersight.diagnose import states
 from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
-from infersight.diagnose.kb import Condition, State
+from infersight.diagnose.kb import Condition, load_kb, walk
+from infersight.diagnose.kb_doc import render
 from infersight.diagnose.states.reading import NOT_HELD, Reading
-from infersight.diagnose.states.registry import READERS, state_on
+from infersight.diagnose.states.registry import kinds, readers, state_on
 from infersight.frame import MetricFrame, SignalSeries
 
 NODES = ("node-0", "node-1", "node-2", "node-3")
@@ -54,10 +58,56 @@ def ctx() -> Context:
 
 
 def test_every_state_has_one_reader() -> None:
-    assert set(READERS) == set(get_args(State))
-    for reader in READERS.values():
-        assert reader.__module__.startswith("infersight.diagnose.states.")
-        assert getattr(reader, "__name__", "") == "read"
+    used = {c.state for r in load_kb().rules for g in (r.confirm, r.refute) if g for c in walk(g)}
+    assert used <= set(readers())
+    for kind in kinds():
+        assert kind.read.__module__ == f"infersight.diagnose.states.{kind.module}"
+        assert kind.doc(DiagnoseConfig()).startswith("`")
+        for state in kind.states:
+            assert readers()[state] is kind.read
+
+
+KIND = """
+from infersight.diagnose.config import DiagnoseConfig
+from infersight.diagnose.states.reading import NOT_HELD, Reading
+
+STATES = ("zeroed",)
+ACCEPTS = frozenset()
+ORDER = 999
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    return "`zeroed` — every reading since the onset is exactly zero"
+
+
+def read(ctx, c, inst, shown, since):
+    _, post, tail = ctx.before_after(c.signal, inst, since)
+    if tail is None or post is None:
+        return NOT_HELD
+    return Reading(bool((tail == 0).all()), None, ctx.onset, 1.0)
+"""
+
+
+def test_a_new_kind_is_one_module(tmp_path: Path, ctx: Context) -> None:
+    """Adding a kind of condition touches its module only: the knowledge base accepts its
+    state, the engine reads it, docs/rules.md lists it."""
+    (tmp_path / "zeroed.py").write_text(KIND)
+    states.__path__.append(str(tmp_path))
+    kinds.cache_clear()
+    readers.cache_clear()
+    try:
+        c = Condition(signal="inference.gpu_util", state="zeroed")
+        assert not state_on(ctx, c, "node-2").holds
+        assert "`zeroed` — every reading" in render()
+        with pytest.raises(ValidationError, match="level applies to"):
+            Condition(signal="inference.gpu_util", state="zeroed", level=1.0)
+    finally:
+        states.__path__.remove(str(tmp_path))
+        sys.modules.pop("infersight.diagnose.states.zeroed", None)
+        kinds.cache_clear()
+        readers.cache_clear()
+    with pytest.raises(ValidationError, match="unknown state 'zeroed'"):
+        Condition(signal="inference.gpu_util", state="zeroed")
 
 
 def test_a_reading_is_typed_and_frozen(ctx: Context) -> None:

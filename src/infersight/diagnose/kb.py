@@ -22,10 +22,8 @@ from infersight.diagnose.rule_files import RuleFileError, read_rule_file
 from infersight.signals import Layer, all_signals
 from infersight.yamltext import parse_yaml
 
-State = Literal[
-    "up", "down", "above", "below", "normal", "trend_up", "trend_down", "outlier", "absent",
-    "event", "over_capacity", "within_capacity", "outage", "rose", "fell", "outpaces", "adds",
-]  # fmt: skip
+#: a condition kind's state; the kinds are the modules of `diagnose/states/` (its registry)
+State = str
 #: the capacity states compare this configured limit with what the card holds
 CAPACITY_SIGNAL = "service.concurrency_limit"
 #: `outage` reads a target's `up`
@@ -143,69 +141,56 @@ class Condition(BaseModel):
     def _check(self) -> Condition:
         if self.signal not in all_signals():
             raise ValueError(f"unknown signal {self.signal!r}")
-        if self.state in ("above", "below", "outage") and self.level is None:
-            raise ValueError(f"state {self.state!r} needs a level")
-        peak_pace = self.state == "outpaces" and self.stat == "max"
-        extreme_ok = self.state in ("above", "below", "up", "down") or peak_pace
-        if self.stat != "median" and not extreme_ok:
-            raise ValueError(f"stat {self.stat} applies to above/below/up/down, max to outpaces")
-        capacity = self.state in ("over_capacity", "within_capacity")
-        shift = self.state in ("rose", "fell")
-        dated = ("up", "down", "outlier", "absent", "event", "outage")
-        if self.when == "together" and (
-            self.where != "same" or not (self.state in dated or self.stat != "median")
-        ):
-            raise ValueError(
-                "when: together needs where: same and a state that dates its change "
-                "(up, down, outlier, absent, event, outage, or above/below with stat)"
-            )
-        if self.when == "during" and not (
-            self.state in ("above", "below", "rose", "fell") and self.stat == "median"
-        ):
-            raise ValueError("when: during applies to a median level (above/below, rose/fell)")
-        if self.direction is not None and self.state != "outlier":
-            # other states carry their direction in their name (up, fell, trend_down, …)
-            raise ValueError(f"direction applies to state 'outlier', not {self.state!r}")
-        pace = self.state == "outpaces"
-        adds = self.state == "adds"
-        if (pace or adds) != (self.than is not None):
-            raise ValueError("states 'outpaces' and 'adds' need `than`, and only they take it")
+        # imported here: the kinds' modules read conditions, so they import this module
+        from infersight.diagnose.states import registry
+
+        problem = registry.check(self)
+        if problem is not None:
+            raise ValueError(problem)
+        used = {
+            "factor": self.factor is not None,
+            "delta": self.delta is not None,
+            "level": self.level is not None,
+            "direction": self.direction is not None,
+            "than": self.than is not None,
+            "stat": self.stat != "median",
+            "together": self.when == "together",
+            "during": self.when == "during",
+        }
+        for option, on in used.items():
+            if on and option not in registry.accepts(self.state):
+                raise ValueError(_not_taken(option, self.state, registry.taking(option)))
+        if self.when == "together" and self.where != "same":
+            raise ValueError(_not_taken("together", self.state, registry.taking("together")))
         if self.than is not None and self.than not in all_signals():
             raise ValueError(f"unknown signal {self.than!r} in `than`")
-        if pace and (self.factor is None or self.where != "same"):
-            raise ValueError(f"state {self.state!r} needs a factor and where: same")
-        if adds:
-            sig, than = all_signals().get(self.signal), all_signals().get(self.than or "")
-            if self.factor is None:
-                raise ValueError("state 'adds' needs a factor")
-            if (
-                sig is None
-                or sig.measured_at != "client"
-                or than is None
-                or (than.measured_at != "server")
-            ):
-                raise ValueError(
-                    "state 'adds' compares a client-timed latency with a server-timed `than` "
-                    "(measured_at in signals.yaml)"
-                )
-        if shift and (self.factor is None or (self.where != "same" and self.min_share < 0.5)):
-            raise ValueError(
-                f"state {self.state!r} needs a factor, and where: same or a min_share of at "
-                "least 0.5 (a step on half the fleet stands on its own)"
-            )
-        if (
-            self.factor is not None
-            and self.state not in ("up", "down", "outlier")
-            and not (capacity or shift or pace or adds)
-        ):
-            raise ValueError(f"factor applies to up/down/outlier/capacity, not {self.state!r}")
-        if self.state == "outage" and self.signal != UP_SIGNAL:
-            raise ValueError(f"state 'outage' reads {UP_SIGNAL}, not {self.signal!r}")
-        if capacity and self.signal != CAPACITY_SIGNAL:
-            raise ValueError(f"state {self.state!r} reads {CAPACITY_SIGNAL}, not {self.signal!r}")
-        if capacity and self.level is not None and not 0.0 < self.level <= 1.0:
-            raise ValueError("level of a capacity state is the usable share of VRAM, in (0, 1]")
         return self
+
+
+_OPTION_WORDS = {
+    "factor": "factor",
+    "delta": "delta",
+    "level": "level",
+    "direction": "direction",
+    "than": "`than`",
+    "stat": "stat: max/min",
+    "together": "when: together",
+    "during": "when: during",
+}
+
+
+def _not_taken(option: str, state: str, takers: list[str]) -> str:
+    """Why a condition's option does not apply to its state, naming the states it applies to."""
+    names = ", ".join(repr(t) for t in takers)
+    if option == "together":
+        return (
+            "when: together needs where: same and a state that dates its change "
+            f"({names}; above/below only with stat), not {state!r}"
+        )
+    if option == "during":
+        return f"when: during applies to a median level ({names}), not {state!r}"
+    word = "state" if len(takers) == 1 else "states"
+    return f"{_OPTION_WORDS[option]} applies to {word} {names}, not {state!r}"
 
 
 class Group(BaseModel):

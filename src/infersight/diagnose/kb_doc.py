@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from infersight.diagnose.config import DEFAULT_CONFIG as CFG
 from infersight.diagnose.kb import Condition, Group, KnowledgeBase, Rule, load_kb
+from infersight.diagnose.states.registry import kinds
 
 
 def _cond(c: Condition) -> str:
@@ -127,36 +128,7 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "path. Slow climbs read across the hour and the day before give precursors: a "
         "resource running out within a day is reported before any symptom.",
         "",
-        "Conditions: `up`/`down` — deviation from baseline (factor: the ratio to the baseline "
-        "of the excursion's median, or of its median since the incident began where it began "
-        f"more than {CFG.peak_lead_s / 60:g} min before it: a precursor on the morning ramp does "
-        "not dilute the size the users felt; "
-        "with a factor or a delta, dated by its first reading that far from the baseline, "
-        "of the episode still under way at the onset: one back under that size "
-        f"{CFG.episode_gap_s / 60:g} min or more "
-        "before it has ended; a size only the incident's readings reach is looked for from "
-        f"{CFG.peak_lead_s / 60:g} min before the onset on); "
-        "`above`/`below` — level since the incident began; `normal` — present and not "
-        "anomalous; `trend up`/`trend down` — sustained slope, "
-        "within the window or across the hour and the day before, with a level: running out "
-        "within that many seconds at its pace; `outlier` — away from same-role "
-        "peers; `absent` — target down or series stopped; `event` — highest value from "
-        f"{CFG.event_lead_s / 60:g} min "
-        "before the onset on exceeds the level and everything earlier; `over capacity`/`within "
-        "capacity` — the configured concurrency limit against V/M, the requests the card holds,"
-        " estimated from the window (M: VRAM per in-flight request, V: the card's usable VRAM "
-        "less weights and runtime; seed §3.3); `outage` — a target down at least the level in "
-        "seconds that came back (a restart slow to serve); `rose`/`fell` — on instances "
-        "another condition pinned, the median since the onset against the median before by "
-        f"the factor and beyond {CFG.shift_z:g} robust σ of the noise before (a change under "
-        "detection's floors: did the users feel a cause already seen); `outpaces` — on "
-        "instances another condition pinned, the signal is further from its peers' (the bad "
-        "way) than the `than` signal is from theirs, by the factor (a slowdown larger than "
-        "its would-be cause can make); `adds` — a client-timed latency grew by the factor "
-        "times the most the server-timed `than` grew on any instance: the rest was added "
-        "between client and server; `peak outpaces` — the signal's peak since the onset "
-        "grew, against its peak before, by the factor more than the `than` signal's did (a "
-        "pass slowed far more than its batch grew: past the knee). `peak`/`low`: the highest "
+        "Conditions: " + "; ".join(k.doc(CFG) for k in kinds()) + ". `peak`/`low`: the highest "
         "or lowest reading since the onset, not the median. `same`: on the "
         "instances the group's first condition matched; `other`: on the rest; "
         "`when: together`: the change began "
@@ -187,12 +159,14 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "root is reported as a possible upstream cause that could not be checked, with the "
         "signal to add.",
         "",
-        "**Adding a condition kind.** Name the state in `State` (`diagnose/kb.py`, with what "
-        "it accepts in `Condition._check`); write one module in `diagnose/states/` whose "
-        "`read(ctx, condition, instance, shown, since)` returns a `Reading` (holds, evidence, "
-        "onset, score); add one line to `READERS` in `diagnose/states/registry.py`; and its "
-        "test. A constant it needs goes in `DiagnoseConfig` (`diagnose/config.py`) with the "
-        "reason for its default.",
+        "**Adding a condition kind.** Write one module in `diagnose/states/` that names the "
+        "`STATES` it reads, the options it `ACCEPTS` (factor, level, `than`, …), its `read(ctx, "
+        "condition, instance, shown, since)` returning a `Reading` (holds, evidence, onset, "
+        "score), its `doc(config)` line for this page and, where a condition of its kind must "
+        "carry something, a `check(condition)`; and its test. The registry "
+        "(`diagnose/states/registry.py`) finds it: the knowledge base accepts its states and "
+        "this page lists it. A constant it needs goes in `DiagnoseConfig` "
+        "(`diagnose/config.py`) with the reason for its default.",
     ]
     for kind, title in (("cause", "Causes"), ("symptom", "Symptoms")):
         out += ["", f"## {title}"]

@@ -10,11 +10,43 @@ from __future__ import annotations
 
 import dataclasses
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import NOT_HELD, Reading
+from infersight.signals import all_signals
 from infersight.units import format_value
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("adds",)
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"than", "factor"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 120
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`adds` — a client-timed latency grew by the factor times the most the server-timed "
+        "`than` grew on any instance: the rest was added between client and server"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """A client-timed latency against a server-timed `than`, by a factor."""
+    if c.than is None:
+        return "state 'adds' needs `than`"
+    if c.factor is None:
+        return "state 'adds' needs a factor"
+    sig, than = all_signals().get(c.signal), all_signals().get(c.than)
+    if sig is None or sig.measured_at != "client" or than is None or than.measured_at != "server":
+        return (
+            "state 'adds' compares a client-timed latency with a server-timed `than` "
+            "(measured_at in signals.yaml)"
+        )
+    return None
 
 
 def _grew(before: float | None, after: float | None) -> float | None:

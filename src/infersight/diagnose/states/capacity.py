@@ -11,11 +11,38 @@ from collections.abc import Sequence
 import numpy as np
 
 from infersight.diagnose.capacity import Capacity, estimate
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
-from infersight.diagnose.kb import Condition
+from infersight.diagnose.kb import CAPACITY_SIGNAL, Condition
 from infersight.diagnose.result import Evidence
 from infersight.diagnose.states.reading import NOT_HELD, Reading
 from infersight.frame import FloatArray
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("over_capacity", "within_capacity")
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"level", "factor"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 80
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`over capacity`/`within capacity` — the configured concurrency limit against V/M, the "
+        "requests the card holds, estimated from the window (M: VRAM per in-flight request, V: "
+        "the card's usable VRAM less weights and runtime; seed §3.3)"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """Read on the configured limit; its level is the usable share of VRAM."""
+    if c.signal != CAPACITY_SIGNAL:
+        return f"state {c.state!r} reads {CAPACITY_SIGNAL}, not {c.signal!r}"
+    if c.level is not None and not 0.0 < c.level <= 1.0:
+        return "level of a capacity state is the usable share of VRAM, in (0, 1]"
+    return None
+
 
 #: what the capacity states read besides the configured limit
 CAPACITY_INPUTS = ("inference.gpu_mem_used_bytes", "inference.gpu_mem_used_ratio")

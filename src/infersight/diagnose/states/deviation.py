@@ -6,6 +6,7 @@ fell) is read as a shift of the median (`rose`/`fell`) by the condition's factor
 
 from __future__ import annotations
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_anomaly
 from infersight.diagnose.kb import Condition
@@ -13,6 +14,28 @@ from infersight.diagnose.states import extreme, shift
 from infersight.diagnose.states.direction import direction_ok, wanted_direction
 from infersight.diagnose.states.reading import NOT_HELD, Reading
 from infersight.diagnose.states.sizing import dated, factor_ok, incident_size
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("up", "down")
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"together", "stat", "delta", "factor"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 10
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`up`/`down` — deviation from baseline (factor: the ratio to the baseline of the "
+        "excursion's median, or of its median since the incident began where it began more "
+        f"than {cfg.peak_lead_s / 60:g} min before it: a precursor on the morning ramp does not "
+        "dilute the size the users felt; with a factor or a delta, dated by its first reading "
+        "that far from the baseline, of the episode still under way at the onset: one back "
+        f"under that size {cfg.episode_gap_s / 60:g} min or more before it has ended; a size "
+        f"only the incident's readings reach is looked for from {cfg.peak_lead_s / 60:g} min "
+        "before the onset on; the way detection does not flag a signal, its good way, is read "
+        "as a shift of the median by the factor)"
+    )
 
 
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:

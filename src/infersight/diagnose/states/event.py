@@ -6,10 +6,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import NOT_HELD, Reading
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("event",)
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"level", "together"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 70
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        f"`event` — highest value from {cfg.event_lead_s / 60:g} min before the onset on "
+        "exceeds the level and everything earlier"
+    )
 
 
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:

@@ -7,11 +7,42 @@ from __future__ import annotations
 
 import numpy as np
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.peaks import reads_extreme
 from infersight.diagnose.states.reading import NOT_HELD, Reading
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("above", "below")
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"level", "stat", "together", "during"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 20
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`above`/`below` — level since the incident began (a bad level already passed "
+        "before the incident rules no cause out)"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """A level to pass; `together` only on a peak or dip (a median level dates nothing of its
+    own), `during` only on a median."""
+    if c.level is None:
+        return f"state {c.state!r} needs a level"
+    if c.when == "together" and c.stat == "median":
+        return (
+            "when: together needs where: same and a state that dates its change (above/below "
+            "only with stat: max/min)"
+        )
+    if c.when == "during" and c.stat != "median":
+        return "when: during applies to a median level (above/below without stat, rose/fell)"
+    return None
 
 
 def first_crossing(ctx: Context, c: Condition, inst: str, level: float, since: float) -> float:

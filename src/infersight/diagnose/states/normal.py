@@ -3,10 +3,23 @@ hold, the reading carries the anomaly that says so, as evidence against."""
 
 from __future__ import annotations
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_anomaly, from_normal
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import Reading
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("normal",)
+#: the options a condition of this kind takes (see `kb.Condition`): none
+ACCEPTS: frozenset[str] = frozenset()
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 30
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return "`normal` — present and not anomalous"
 
 
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:

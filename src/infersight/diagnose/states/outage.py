@@ -6,12 +6,37 @@ from __future__ import annotations
 
 import numpy as np
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import clock
-from infersight.diagnose.kb import Condition
+from infersight.diagnose.kb import UP_SIGNAL, Condition
 from infersight.diagnose.result import Evidence
 from infersight.diagnose.states.reading import NOT_HELD, Reading
 from infersight.units import format_duration
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("outage",)
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"level", "together"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 90
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`outage` — a target down at least the level in seconds that came back (a restart "
+        "slow to serve)"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """How long down, read on the target's `up`."""
+    if c.level is None:
+        return "state 'outage' needs a level (seconds down)"
+    if c.signal != UP_SIGNAL:
+        return f"state 'outage' reads {UP_SIGNAL}, not {c.signal!r}"
+    return None
 
 
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:

@@ -11,12 +11,42 @@ import dataclasses
 
 import numpy as np
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import NOT_HELD, Reading
 from infersight.frame import FloatArray
 from infersight.units import format_value
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("outpaces",)
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"than", "stat", "factor"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 110
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`outpaces` — on instances another condition pinned, the signal is further from its "
+        "peers' (the bad way) than the `than` signal is from theirs, by the factor (a "
+        "slowdown larger than its would-be cause can make); `peak outpaces` — the signal's "
+        "peak since the onset grew, against its peak before, by the factor more than the "
+        "`than` signal's did (a pass slowed far more than its batch grew: past the knee)"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """A `than` to outpace, by a factor, on pinned instances; its peak form takes stat: max."""
+    if c.than is None:
+        return "state 'outpaces' needs `than`"
+    if c.factor is None or c.where != "same":
+        return "state 'outpaces' needs a factor and where: same"
+    if c.stat == "min":
+        return "state 'outpaces' takes stat: max only (its peak form)"
+    return None
 
 
 def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, float, float] | None:

@@ -8,11 +8,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from infersight.diagnose.config import MAD_TO_SIGMA
+from infersight.diagnose.config import MAD_TO_SIGMA, DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_level
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.reading import NOT_HELD, Reading
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("rose", "fell")
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"during", "factor"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 100
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`rose`/`fell` — on instances another condition pinned, the median since the onset "
+        f"against the median before by the factor and beyond {cfg.shift_z:g} robust σ of the "
+        "noise before (a change under detection's floors: did the users feel a cause already "
+        "seen)"
+    )
+
+
+def check(c: Condition) -> str | None:
+    """A size, and instances pinned by another condition or half the fleet (a step on half the
+    fleet stands on its own)."""
+    if c.factor is None or (c.where != "same" and c.min_share < 0.5):
+        return (
+            f"state {c.state!r} needs a factor, and where: same or a min_share of at least 0.5 "
+            "(a step on half the fleet stands on its own)"
+        )
+    return None
 
 
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:

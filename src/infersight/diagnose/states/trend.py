@@ -5,12 +5,28 @@ pace. A slope dates nothing: the reading has no onset."""
 from __future__ import annotations
 
 from infersight.detect import Anomaly
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.evidence import from_anomaly
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.states.direction import direction_ok, wanted_direction
 from infersight.diagnose.states.reading import NOT_HELD, Reading
 from infersight.diagnose.states.sizing import factor_ok
+
+#: the states this kind reads: `registry.py` finds the module by them
+STATES = ("trend_up", "trend_down")
+#: the options a condition of this kind takes (see `kb.Condition`)
+ACCEPTS = frozenset({"level"})
+#: where docs/rules.md lists it among the condition kinds
+ORDER = 40
+
+
+def doc(cfg: DiagnoseConfig) -> str:
+    """Its entry in docs/rules.md's list of condition kinds."""
+    return (
+        "`trend up`/`trend down` — sustained slope, within the window or across the hour and "
+        "the day before, with a level: running out within that many seconds at its pace"
+    )
 
 
 def exhausts(ctx: Context, a: Anomaly, within_s: float) -> bool:
