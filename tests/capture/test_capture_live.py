@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from incident_now import incident_now
 from typer.testing import CliRunner
 
+from incident_now import incident_now
 from infersight.bundle import read_bundle
 from infersight.capture.stacks import py_spy
 from infersight.cli import app
@@ -47,11 +47,16 @@ SERVICE = textwrap.dedent(
 )
 
 
+def _missing(what: str) -> None:
+    """Skip, or fail under CI (CI=true), where the test cannot run as written."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(what)
+    pytest.skip(what)
+
+
 def _require_py_spy() -> None:
     if py_spy() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("py-spy not installed: pip install -e '.[test]'")
-        pytest.skip("py-spy not installed")
+        _missing("py-spy not installed: pip install -e '.[test]'")
 
 
 @pytest.fixture
@@ -127,7 +132,7 @@ def _unprivileged() -> list[str]:
         return []  # an ordinary user may not trace root's processes (the target is pid 1 then)
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("setpriv (util-linux) not installed")
+        _missing("setpriv (util-linux) not installed")
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
@@ -138,7 +143,7 @@ def test_without_ptrace_one_clear_line_and_the_rest_intact(
     prefix = _unprivileged()
     target = service.pid if prefix else 1
     if not prefix and os.stat(f"/proc/{target}").st_uid == os.geteuid():
-        pytest.skip("pid 1 belongs to this user: nothing here is out of ptrace's reach")
+        _missing("pid 1 belongs to this user: nothing here is out of ptrace's reach")
     # pytest's tmp_path lies under a folder only its owner may enter: use one everyone may
     with tempfile.TemporaryDirectory(prefix="infersight-noptrace-") as name:
         _capture_unprivileged(Path(name), prefix, target)
