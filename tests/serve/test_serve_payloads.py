@@ -91,7 +91,10 @@ def test_refusals_have_the_right_status(served: tuple[str, list[Job]]) -> None:
 
 def test_basic_auth_is_accepted_when_configured(tmp_path: Path) -> None:
     cfg = ServeConfig.model_validate(
-        {"auth": {"basic_auth": {"username": "am", "password": "pw-secret-1"}}, "out_dir": "x"}
+        {
+            "auth": {"basic_auth": {"username": "am", "password": "pw-secret-1"}, "pages": True},
+            "out_dir": str(tmp_path),
+        }
     )
     _jobs, release, runner = _recording()
     with running(create_app(cfg, runner)) as url:
@@ -101,4 +104,12 @@ def test_basic_auth_is_accepted_when_configured(tmp_path: Path) -> None:
         assert _post(url, good, token=None, Authorization=f"Basic {bad}").status_code == 401
         r = _post(url, good, token=None, Authorization=f"Basic {ok}")
         assert r.status_code == 200 and r.json()["status"] == "accepted"
+        # with auth.pages, the page and the reports ask for the same credentials
+        page = httpx.get(url + "/")
+        assert page.status_code == 401 and page.headers["www-authenticate"].startswith("Basic")
+        page = httpx.get(url + "/", headers={"Authorization": f"Basic {ok}"})
+        assert page.status_code == 200 and "InferenceQueueBacklog" in page.text
+        capture = r.json()["capture"]
+        assert httpx.get(f"{url}/captures/{capture}/report.md").status_code == 401
+        assert httpx.get(url + "/healthz").status_code == 200  # liveness stays open
         release.set()

@@ -5,6 +5,7 @@
     GET  /metrics           the service's own Prometheus metrics
     GET  /                  recent captures, each linking to its reports
     GET  /captures/{id}/{report.html|report.md|report.json|bundle.tar.gz}
+                            (both with the webhook's credentials when `auth.pages` is set)
 
 Answers to /alerts: 200 accepted / duplicate / resolved; 401 without valid credentials; 413
 for a body over `max_body_bytes`; 400 for a body that is not JSON; 422 for JSON that is not a
@@ -216,12 +217,21 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
     async def prom_metrics() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
+    def page_refused(request: Request) -> Response | None:
+        if cfg.auth.pages and not auth.ok(request.headers.get("authorization")):
+            challenge = {"WWW-Authenticate": auth.challenge()}
+            return _refuse(401, "missing or wrong credentials", challenge)
+        return None
+
     @app.get("/")
-    async def page() -> HTMLResponse:
-        return HTMLResponse(_page(list(d.records.values())))
+    async def page(request: Request) -> Response:
+        return page_refused(request) or HTMLResponse(_page(list(d.records.values())))
 
     @app.get("/captures/{capture_id}/{name}")
-    async def report(capture_id: str, name: str) -> Response:
+    async def report(request: Request, capture_id: str, name: str) -> Response:
+        refused = page_refused(request)
+        if refused is not None:
+            return refused
         record = d.records.get(capture_id)
         if record is None or name not in FILES or record.status != "done":
             return _refuse(404, "no such capture or file")

@@ -59,6 +59,9 @@ class AuthConfig(_Strict):
     bearer_token_file: Path | None = None
     basic_auth: BasicAuth | None = None
     disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
+    pages: bool = Field(
+        False, description="Ask the same credentials for the captures page and the reports."
+    )
 
 
 class Listen(_Strict):
