@@ -31,7 +31,7 @@ from infersight.lab.live import faults, stack
 SIGNATURES: dict[str, tuple[str, str]] = {
     "api-pool-shrink": ('min(infersight_workers_limit{name="api_workers"})', "<= 1"),
     "api-gc-pressure": ('rate(infersight_gc_pause_seconds_total{node="api"}[1m])', "> 0.03"),
-    "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.5"),
+    "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.2"),
     "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),
     "replica-kill": ('min(up{job="vllm",node="replica-{r}"})', "== 0"),
     "redis-maxmemory": ("sum(rate(redis_evicted_keys_total[1m]))", "> 0"),

@@ -134,6 +134,18 @@ def test_gpu_clock_drop_on_one_replica_only(lab: stack.Lab) -> None:
     assert _until(lambda: _value(lab, 'DCGM_FI_DEV_SM_CLOCK{node="replica-0"}') == 1980)
 
 
+def test_a_fault_for_a_while_clears_itself(lab: stack.Lab) -> None:
+    faults.inject(lab, "batch-delay", replica=1, duration_s=2)
+    assert [a["fault"] for a in faults.active(lab)] == ["batch-delay"]
+    assert _until(lambda: faults.active(lab) == [], timeout=30)
+    events = [
+        json.loads(line)["event"]
+        for line in (lab.dir / "faults" / "truth.jsonl").read_text().splitlines()
+    ]
+    assert events[-2:] == ["inject", "clear"]
+    assert _until(lambda: _value(lab, 'infersight_batch_window_seconds{node="replica-1"}') != 0.25)
+
+
 def test_unknown_fault_and_bad_replica_are_one_line_errors(lab: stack.Lab) -> None:
     with pytest.raises(LabError, match="unknown fault 'nope'"):
         faults.inject(lab, "nope")

@@ -100,7 +100,7 @@ FAULTS: dict[str, FaultSpec] = {
         FaultSpec(
             "disk-pressure",
             "host",
-            "stress-ng --hdd 1 writing in the lab's folder",
+            "stress-ng --hdd 1 (O_DIRECT) writing in the lab's folder",
             ("log_disk_io",),
             "infrastructure",
             True,
@@ -257,7 +257,9 @@ def inject(
         else:
             hdd = lab.dir / "faults" / "hdd"
             hdd.mkdir(parents=True, exist_ok=True)
-            args = ["--hdd", "1", "--hdd-bytes", "256M", "--temp-path", str(hdd)]
+            # O_DIRECT: past the page cache, so the disk itself is kept busy
+            args = ["--hdd", "1", "--hdd-bytes", "256M", "--hdd-opts", "direct"]
+            args += ["--temp-path", str(hdd)]
         _stress_ng(lab, f"fault-{name}", [*args, "--timeout", f"{seconds}s", "--quiet"])
         params = {"args": args, "timeout_s": seconds}
     now = time.time()
