@@ -100,6 +100,9 @@ def dump(target: Target, native: bool, timeout_s: float = DUMP_TIMEOUT_S) -> tup
     if not Path(f"/proc/{target.pid}").exists():
         return b"", f"pid {target.pid}: no such process (exited?)"
     attempts = [["--native"], []] if native else [[]]
+    who = f"pid {target.pid}" + (
+        "" if target.label == f"pid {target.pid}" else f" ({target.label})"
+    )
     why = ""
     for extra in attempts:
         cmd = [binary, "dump", "--pid", str(target.pid), *extra]
@@ -109,14 +112,13 @@ def dump(target: Target, native: bool, timeout_s: float = DUMP_TIMEOUT_S) -> tup
             return b"", f"pid {target.pid}: py-spy did not finish within {timeout_s:g} s"
         if res.returncode == 0 and res.stdout.strip():
             return res.stdout, ""
-        err = (res.stderr or res.stdout).decode("utf-8", "replace")
+        err = (res.stderr or res.stdout).decode("utf-8", "replace").split("Stack backtrace:")[0]
         if _denied(err):
-            return b"", (
-                f"pid {target.pid} ({target.label}): ptrace not permitted, so no thread stacks; "
-                + PTRACE_HINT
-            )
+            return b"", f"{who}: ptrace not permitted, so no thread stacks; {PTRACE_HINT}"
+        if "failed to find python version" in err.lower():
+            return b"", f"{who}: not a Python process (py-spy found no interpreter in it)"
         why = " ".join(err.split())[:300] or f"py-spy exited with {res.returncode}"
-    return b"", f"pid {target.pid} ({target.label}): py-spy failed: {why}"
+    return b"", f"{who}: py-spy failed: {why}"
 
 
 def capture_stacks(targets: list[Target], problems: list[str], native: bool) -> PartOutput:
