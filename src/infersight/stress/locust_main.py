@@ -64,10 +64,15 @@ def main() -> None:
             q = f"stress question {rng.randrange(10**9)}"
             self.client.get(path, params={"q": q}, name=path, timeout=15)
 
+    kinds: list[dict[str, int]] = [{} for _ in steps]
+
     @events.request.add_listener  # type: ignore[untyped-decorator]
     def on_request(response_time: float, exception: object, **_kw: object) -> None:
         i = step_index(time.monotonic())
         per_step[i]["failed" if exception else "ok"].append(response_time / 1000.0)
+        if exception:
+            kind = f"{type(exception).__name__}: {exception}"[:120]
+            kinds[i][kind] = kinds[i].get(kind, 0) + 1
 
     env = Environment(user_classes=[Client], shape_class=Shape(), events=events)  # type: ignore[no-untyped-call]
     runner = env.create_local_runner()
@@ -79,6 +84,8 @@ def main() -> None:
         if runner.state == "stopped":
             break
     runner.quit()
+    for i, k in enumerate(kinds):
+        per_step[i]["error_kinds"] = k  # type: ignore[assignment]
     out_path.write_text(json.dumps({"steps": per_step, "seconds": time.monotonic() - started}))
 
 

@@ -118,7 +118,10 @@ def run(
             proc, bound = _start_locust(url, plan, workdir)
             raw = _wait_locust(proc, workdir, bound)
     ended = time.time()
-    rows = [summarize(s, r["ok"], r["failed"], slo) for s, r in zip(plan, raw, strict=True)]
+    rows = [
+        {**summarize(s, r["ok"], r["failed"], slo), "error_kinds": r.get("error_kinds", {})}
+        for s, r in zip(plan, raw, strict=True)
+    ]
     ok_all = [x for r in raw for x in r["ok"]]
     failed_all = [x for r in raw for x in r["failed"]]
     total = summarize(Step("total", ended - started, users), ok_all, failed_all, slo)
