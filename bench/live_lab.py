@@ -85,9 +85,11 @@ def _cli() -> str:
     return str(Path(sys.executable).with_name("infersight"))
 
 
-def diagnose(prom: str, window: str) -> tuple[list[str], str]:
+def diagnose(prom: str, window: str, keep: Path | None = None) -> tuple[list[str], str]:
     cmd = [_cli(), "diagnose", "-p", prom, "--window", window, "--format", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    if keep is not None:  # the whole answer, as evidence for a miss
+        keep.write_text(out.stdout or out.stderr)
     named: list[str] = []
     try:
         d: dict[str, Any] = json.loads(out.stdout)
@@ -136,7 +138,11 @@ def run(args: argparse.Namespace) -> list[Row]:
             expr, test = SIGNATURES[name]
             expr = expr.replace("{r}", str(r))
             value = query(lab.prometheus_url, expr)
-            named, cmd = diagnose(lab.prometheus_url, args.window)
+            keep = None
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                keep = args.keep / f"{name}.json"
+            named, cmd = diagnose(lab.prometheus_url, args.window, keep)
             hit = any(n.split("@")[0] in spec.expected for n in named)
             rows.append(
                 Row(
@@ -212,6 +218,7 @@ def main() -> None:
     p.add_argument("--faults", nargs="+", default=list(faults.FAULTS))
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
     p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
+    p.add_argument("--keep", type=Path, help="Keep each diagnosis (JSON) in this folder")
     args = p.parse_args()
     bad = [f for f in args.faults if f not in faults.FAULTS]
     if bad:
