@@ -7,6 +7,7 @@ import pytest
 from synth import START, STEP, FloatArray, Gen, N, diurnal, noisy, windows, with_step
 
 from infersight.detect import DetectConfig, detect
+from infersight.frame import MetricFrame, SignalSeries
 
 P99 = "service.e2e_latency_p99"
 
@@ -221,3 +222,40 @@ def test_stricter_config_is_honoured() -> None:
 
 def test_n_is_grid() -> None:
     assert N * STEP == 3600
+
+
+def _edge_windows(edge_in_refs: bool, at: int) -> dict[str, MetricFrame]:
+    """24-point windows (5-min grid) whose newest points follow a daily edge at index `at`."""
+    n, step = 24, 300.0
+    rng = np.random.default_rng(at)
+
+    def frame(start: float, edge: bool) -> MetricFrame:
+        v = np.full((1, n), 20.0)
+        if edge:
+            v[:, at:] = 68.0
+        v = v * (1 + 0.01 * rng.standard_normal(v.shape))
+        return MetricFrame(start, step, n, {P99: SignalSeries(("node-0",), v)})
+
+    t0 = 1_750_000_000.0
+    return {
+        "incident": frame(t0, True),
+        "baseline-1h": frame(t0 - 3600.0, False),
+        "baseline-1d": frame(t0 - 86400.0, edge_in_refs),
+        "baseline-7d": frame(t0 - 7 * 86400.0, edge_in_refs),
+    }
+
+
+@pytest.mark.parametrize("at", [12, 18, 19])
+def test_daily_edge_seen_yesterday_and_last_week_is_not_flagged(at: int) -> None:
+    assert _dev(detect(_edge_windows(True, at)), P99) == []
+    # the same edge that yesterday and last week did not have is a deviation
+    assert _dev(detect(_edge_windows(False, at)), P99)
+
+
+def test_edge_following_needs_every_seasonal_reference() -> None:
+    w = _edge_windows(True, 12)
+    yest_only = dict(w)
+    yest_only["baseline-7d"] = _edge_windows(False, 12)["baseline-7d"]
+    # last week had no edge here: one odd day does not move the centre
+    assert _dev(detect(yest_only), P99)
+    assert _dev(detect(w, config=DetectConfig(edge_z=0)), P99)  # off: the old, lagging band

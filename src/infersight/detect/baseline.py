@@ -151,6 +151,8 @@ def band(
         center = np.repeat(c_b.astype(np.float64), b, axis=1)[:, :n]
         scale = np.fmax(np.repeat(MAD_TO_SIGMA * mad_b, b, axis=1)[:, :n], noise[:, None])
         count = np.repeat(k_b, b, axis=1)[:, :n]
+        if cfg.edge_z > 0:
+            center = _follow_edges(center, scale, refs, n, cfg.edge_z)
     fallback = count < cfg.min_ref_points
     if np.any(fallback):
         pre = x[:, : max(2, n_pre)]
@@ -161,6 +163,64 @@ def band(
     floor = np.maximum(cfg.scale_floor_rel(unit) * np.abs(center), cfg.mad_floor_abs * abs_floor)
     scale = np.fmax(np.fmax(scale, floor), 1e-12)
     return Band(center, scale, fallback)
+
+
+def _med3(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
+    """Element-wise median of three, ignoring NaN (of two: their mean; of one: itself)."""
+    lo, hi = np.fmin(a, b), np.fmax(a, b)
+    m = np.fmax(lo, np.fmin(hi, c))
+    two = np.isnan(c) | np.isnan(a) | np.isnan(b)
+    if not np.any(two):
+        return m
+    stack = np.stack([a, b, c])
+    k = np.count_nonzero(~np.isnan(stack), axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(k > 0, np.nansum(stack, axis=0) / k, np.nan)
+    out: FloatArray = np.where(two, mean, m)
+    return out
+
+
+#: References that repeat the clock time: a daily edge is expected where they all show it.
+SEASONAL_SUFFIXES = ("-1d", "-7d")
+
+
+def _level(r: Reference, n: int) -> FloatArray:
+    """A reference's own level at each point: the median of it and its two neighbours."""
+    v = r.values[:, :n]
+    prev = np.concatenate([v[:, :1], v[:, :-1]], axis=1)
+    nxt = np.concatenate([v[:, 1:], v[:, -1:]], axis=1)
+    return _med3(prev, v, nxt)
+
+
+def _follow_edges(
+    center: FloatArray, scale: FloatArray, refs: list[Reference], n: int, edge_z: float
+) -> FloatArray:
+    """Where every same-clock-time reference (yesterday, last week) steps away from the block
+    median, in the same direction, by more than `edge_z` scales, the centre follows them point
+    by point (their median).
+
+    The block median pools ±`local_half_width` points, so at an edge, and at the newest points
+    where the pool only has the side before, it lags: a repeated daily edge was flagged every
+    day. The hour before does not repeat the clock time and takes no part; one odd day among
+    two (yesterday's own incident) does not move the centre, as they must agree.
+    """
+    seasonal = [r for r in refs if r.name.endswith(SEASONAL_SUFFIXES)]
+    if not seasonal:
+        return center
+    levels = [_level(r, n) for r in seasonal]
+    with np.errstate(invalid="ignore"):
+        up = np.ones(center.shape, dtype=bool)
+        down = np.ones(center.shape, dtype=bool)
+        for lv in levels:
+            d = lv - center
+            up &= d > edge_z * scale
+            down &= d < -edge_z * scale
+    edge = up | down
+    if not np.any(edge):
+        return center
+    lvl = levels[0] if len(levels) == 1 else nanmedian(np.stack(levels, axis=-1))
+    out: FloatArray = np.where(edge, lvl, center)
+    return out
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,17 @@ class DetectConfig(BaseModel):
     local_half_width: int = Field(
         8, ge=0, description="Extra baseline points pooled on each side of a block (time-local)."
     )
+    edge_z: float = Field(
+        3.0,
+        ge=0,
+        description="Where the references' own point-aligned level (median of 3 neighbours, "
+        "median across windows) departs from the block median by more than this many scales, "
+        "the centre follows the references point by point: a daily edge that yesterday and last "
+        "week had at this clock time is expected, also at the newest points (NAB's "
+        "art_daily_no_noise, 24-point windows: 84 flagged rows before, none after). 3 scales, "
+        "not 2: a 3-point median of noise passes 2 scales often enough to shift the band on "
+        "one series in a hundred. 0 turns it off.",
+    )
     min_ref_points: int = Field(
         6, ge=1, description="Baseline points a block needs; fewer falls back to pre-onset."
     )
