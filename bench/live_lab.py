@@ -34,7 +34,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.2"),
     "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),
     "replica-kill": ('min(up{job="vllm",node="replica-{r}"})', "== 0"),
-    "redis-maxmemory": ("sum(rate(redis_evicted_keys_total[1m]))", "> 0"),
+    "redis-maxmemory": ("sum(increase(redis_evicted_keys_total[2m]))", "> 0"),
     "link-slow": (
         "histogram_quantile(0.99, sum by (le) "
         '(rate(lab_api_dependency_seconds_bucket{dependency="llm"}[1m])))',

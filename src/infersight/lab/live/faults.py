@@ -68,7 +68,7 @@ FAULTS: dict[str, FaultSpec] = {
         FaultSpec(
             "redis-maxmemory",
             "redis",
-            "Redis maxmemory cut to hold a tenth of the cached answers",
+            "Redis maxmemory cut to hold about a tenth of the cached answers",
             ("cache_capacity",),
             "dependency",
             True,
@@ -237,11 +237,12 @@ def inject(
         lab.part(gpu).proc().signal_group(signal.SIGKILL)
     elif name == "redis-maxmemory":
         port = lab.part("redis").port
-        # Keep a tenth of the cached data: Redis evicts the rest and keeps evicting (the
-        # overhead outside the dataset, client buffers included, stays within the limit).
+        # Room for about a tenth of the cached data, 200 kB at least: Redis evicts the rest
+        # and keeps evicting. With less, the server's own overhead (client buffers) alone
+        # passed the limit, and every SET failed with OOM after one purge instead.
         used = _redis_info_field(port, "used_memory")
         dataset = _redis_info_field(port, "used_memory_dataset")
-        limit = used - dataset + max(32_000, dataset // 10)
+        limit = used - dataset + max(200_000, dataset // 10)
         _redis(port, "CONFIG", "SET", "maxmemory", str(limit))
         params = {"maxmemory": limit}
     elif name == "link-slow":
