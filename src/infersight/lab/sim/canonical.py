@@ -7,8 +7,10 @@ balancer is `gateway-0`. Units as signals.yaml: seconds, ratios 0–1, bytes, °
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.lab.sim.config import GIB, FleetConfig
@@ -28,7 +30,7 @@ HOST_RAM = 512.0 * GIB
 
 @dataclass(frozen=True)
 class Tables:
-    e2e: FloatArray  # (n, N, L)
+    e2e: npt.NDArray[np.floating[Any]]  # (n, N, L), float32: request times need no more
     vector: FloatArray  # (n, L)
 
 
@@ -47,6 +49,12 @@ def windowed_sum(x: FloatArray, steps: int) -> FloatArray:
 def forward_p99(cfg: FleetConfig, batch_s: FloatArray) -> FloatArray:
     s = cfg.forward_sigma
     out: FloatArray = batch_s * float(np.exp(2.326 * s - 0.5 * s * s))
+    return out
+
+
+def node_mem_available(up: npt.NDArray[np.bool_]) -> FloatArray:
+    """A GPU node's available host memory: the OS and agents, plus the engine while it runs."""
+    out: FloatArray = 1.0 - (8.0 * GIB + (3.0 * GIB) * up.astype(np.float64)) / HOST_RAM
     return out
 
 
@@ -99,7 +107,7 @@ def node_signals(tr: Trace, tab: Tables, cfg: FleetConfig, dt: float) -> dict[st
         "infra.gpu_pcie_replay": i["pcie_rate"],
         "infra.cpu_util": i["cpu_util"],
         "infra.cpu_pressure": i["cpu_pressure"],
-        "infra.mem_available_ratio": 1.0 - (8.0 * GIB + (3.0 * GIB) * up) / HOST_RAM,
+        "infra.mem_available_ratio": node_mem_available(up),
         "infra.tcp_retrans_ratio": i["retrans"],
         "infra.nic_drops": i["nic_drops"],
         "infra.disk_util": i["disk_util"],
@@ -188,16 +196,23 @@ def build_frame(tr: Trace, tab: Tables, cfg: FleetConfig, start: float, dt: floa
     n, m = tr.inst["up"].shape
     nodes = tuple(node_names(m))
     series: dict[str, SignalSeries] = {}
-    rows: dict[str, tuple[list[str], list[FloatArray]]] = {}
-    for sig, arr in node_signals(tr, tab, cfg, dt).items():
-        rows[sig] = (list(nodes), [arr[:, j] for j in range(m)])
+    shared: dict[str, tuple[list[str], list[FloatArray]]] = {}
     for inst, sigs in shared_signals(tr, tab, cfg).items():
         for sig, arr in sigs.items():
-            names, vals = rows.setdefault(sig, ([], []))
+            names, vals = shared.setdefault(sig, ([], []))
             names.append(inst)
             vals.append(np.asarray(arr, dtype=np.float64))
+    per_node = node_signals(tr, tab, cfg, dt)
     for sig in all_signals():
-        if sig in rows:
-            names, vals = rows[sig]
-            series[sig] = SignalSeries(tuple(names), np.vstack(vals))
+        # one signal at a time, its (n, N) array released as soon as it is laid out (m, n):
+        # the frame is built without holding every node signal twice
+        node = per_node.pop(sig, None)
+        names = list(nodes) if node is not None else []
+        parts: list[FloatArray] = [node.T] if node is not None else []
+        del node
+        if sig in shared:
+            names += shared[sig][0]
+            parts += [v[None, :] for v in shared.pop(sig)[1]]
+        if parts:
+            series[sig] = SignalSeries(tuple(names), np.ascontiguousarray(np.vstack(parts)))
     return MetricFrame(start, dt, n, series)

@@ -59,7 +59,7 @@ class _Node:
     """Per-instance views of the trace an engine exporter needs."""
 
     def __init__(self, res: SimResult, j: int) -> None:
-        i, dt = res.trace.inst, res.frame.step
+        i, dt = res.trace.inst, res.step
         self.res, self.j, self.dt = res, j, dt
         self.col = {k: v[:, j] for k, v in i.items()}
         self.e2e = res.tables.e2e[:, j, :]
@@ -107,7 +107,7 @@ def python_runtime(t: Target, v: _Node) -> None:
     for gen in range(3):
         per_step = full * GC_YOUNGER_PER_OLDER ** (2 - gen)
         t.counter("python_gc_collections_total", per_step, generation=str(gen))
-    t.gauge("process_start_time_seconds", np.round(v.res.times[0] + c["started"], 2))
+    t.gauge("process_start_time_seconds", np.round(v.res.t0 + c["started"], 2))
     t.gauge("process_resident_memory_bytes", c["rss"])
     t.counter("process_cpu_seconds_total", c["cpu_cores"] * dt)
 
@@ -293,7 +293,7 @@ def emit(
 def relabel(store: RawStore, res: SimResult, exp: Exposure) -> RawStore:
     """What reaches the monitoring system: samples on the scrape grid only, dropped and renamed
     metric names applied (the Python runtime's names, when it is left out, dropped too)."""
-    step = res.frame.step
+    step = res.step
     every = 1 if exp.scrape_s is None else round(exp.scrape_s / step)
     if every < 1 or abs(every * step - (exp.scrape_s or step)) > 1e-6 * step:
         raise ValueError(f"scrape interval {exp.scrape_s} s is not a multiple of the {step} s step")
@@ -301,7 +301,7 @@ def relabel(store: RawStore, res: SimResult, exp: Exposure) -> RawStore:
     if "python_runtime" in exp.without:
         drop |= set(PYTHON_RUNTIME)
     rename = dict(exp.rename_metrics)
-    t0 = float(res.times[0])
+    t0 = res.t0
     out = RawStore()
     for s in store:
         if s.name in drop:

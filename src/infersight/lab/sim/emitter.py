@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from infersight.lab.sim.drivers import FloatArray
-from infersight.lab.sim.latency import LEVELS, MASS, cdf_at
+from infersight.lab.sim.latency import LEVELS, MASS, Table, cdf_at
 from infersight.sources.raw import RawStore, labels_of
 
 
@@ -71,7 +71,7 @@ class Target:
     def histogram(
         self,
         name: str,
-        table: FloatArray,
+        table: Table,
         count_per_step: FloatArray,
         edges: Sequence[float],
         labels: Mapping[str, str] | None = None,

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from infersight.lab.sim.canonical import CACHE, HOST_RAM, VECTOR_DB
+from infersight.lab.sim.canonical import (
+    CACHE,
+    HOST_RAM,
+    VECTOR_DB,
+    node_mem_available,
+    shared_signals,
+)
 from infersight.lab.sim.config import GIB
 from infersight.lab.sim.drivers import FloatArray
 from infersight.lab.sim.emitter import Target, exponential_table, geometric
@@ -38,14 +44,14 @@ def dcgm(store: RawStore, res: SimResult) -> None:
         t.gauge("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", reasons, **lab)
         t.gauge("DCGM_FI_DEV_XID_ERRORS", i["xid"][:, j], **lab)
         t.gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", i["ecc"][:, j], **lab)
-        pcie = np.cumsum(i["pcie_rate"][:, j] * res.frame.step)
+        pcie = np.cumsum(i["pcie_rate"][:, j] * res.step)
         t.gauge("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", np.floor(pcie), **lab)
         tensor = 0.45 * i["gpu_util"][:, j] * i["clock"][:, j] / cfg.sm_clock_nominal_mhz
         t.gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", tensor, **lab)
 
 
 def _node(store: RawStore, res: SimResult, host: str, v: dict[str, FloatArray]) -> None:
-    dt = res.frame.step
+    dt = res.step
     t = Target(store, res.times, "node", f"{host}:9100")
     for c in range(CPUS):
         t.counter("node_cpu_seconds_total", (1.0 - v["cpu"]) * dt, cpu=str(c), mode="idle")
@@ -73,11 +79,10 @@ def _node(store: RawStore, res: SimResult, host: str, v: dict[str, FloatArray]) 
 
 
 def node_exporter(store: RawStore, res: SimResult) -> None:
-    f = res.frame
-    n = f.n
+    n = res.times.size
     i = res.trace.inst
     zeros = np.zeros(n)
-    avail_sig = f.series["infra.mem_available_ratio"]
+    avail = node_mem_available(i["up"] > 0)
     for j in range(i["up"].shape[1]):
         _node(
             store,
@@ -87,7 +92,7 @@ def node_exporter(store: RawStore, res: SimResult) -> None:
                 "cpu": i["cpu_util"][:, j],
                 "cpu_pressure": i["cpu_pressure"][:, j],
                 "ram": np.full(n, HOST_RAM),
-                "avail": avail_sig.values[j],
+                "avail": avail[:, j],
                 "swap": zeros,
                 "swapin": zeros,
                 "majfault": zeros + 2.0,
@@ -102,11 +107,7 @@ def node_exporter(store: RawStore, res: SimResult) -> None:
                 "queue": i["disk_queue"][:, j],
             },
         )
-    v = {
-        k: s.values[s.instances.index(VECTOR_DB)]
-        for k, s in f.series.items()
-        if VECTOR_DB in s.instances
-    }
+    v = shared_signals(res.trace, res.tables, res.config)[VECTOR_DB]
     fl = res.trace.fleet
     _node(
         store,
@@ -134,7 +135,7 @@ def node_exporter(store: RawStore, res: SimResult) -> None:
 
 
 def redis(store: RawStore, res: SimResult) -> None:
-    fl, dt = res.trace.fleet, res.frame.step
+    fl, dt = res.trace.fleet, res.step
     t = Target(store, res.times, "redis", f"{CACHE}:9121")
     calls = np.nansum(res.trace.inst["finished"], axis=1) * dt
     t.gauge("redis_up", np.ones(res.times.size))
@@ -149,7 +150,7 @@ def redis(store: RawStore, res: SimResult) -> None:
 
 
 def milvus(store: RawStore, res: SimResult) -> None:
-    fl, dt = res.trace.fleet, res.frame.step
+    fl, dt = res.trace.fleet, res.step
     t = Target(store, res.times, "milvus", f"{VECTOR_DB}:9091")
     cnt = fl["vector_qps"] * dt
     lab = {"node_id": "1", "query_type": "search"}
@@ -160,7 +161,7 @@ def milvus(store: RawStore, res: SimResult) -> None:
 
 
 def qdrant(store: RawStore, res: SimResult) -> None:
-    fl, dt = res.trace.fleet, res.frame.step
+    fl, dt = res.trace.fleet, res.step
     t = Target(store, res.times, "qdrant", f"{VECTOR_DB}:6333")
     cnt = fl["vector_qps"] * dt
     lab = {"method": "POST", "endpoint": "/collections/{name}/points/search", "status": "200"}

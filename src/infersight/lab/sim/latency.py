@@ -11,8 +11,10 @@ P50/P99 and the exporters' histogram buckets are read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from infersight.lab.sim.config import FleetConfig
 from infersight.lab.sim.deps import FAULT_SIGMA, RESIDENT_SIGMA
@@ -51,7 +53,7 @@ def make_draws(rng: np.random.Generator) -> Draws:
     return Draws(u, z)
 
 
-def quantile_at(table: FloatArray, p: float) -> FloatArray:
+def quantile_at(table: Table, p: float) -> FloatArray:
     """Interpolate a quantile table (..., len(LEVELS)) at probability p."""
     j = int(np.clip(np.searchsorted(LEVELS, p) - 1, 0, LEVELS.size - 2))
     w = (p - LEVELS[j]) / (LEVELS[j + 1] - LEVELS[j])
@@ -59,7 +61,7 @@ def quantile_at(table: FloatArray, p: float) -> FloatArray:
     return out
 
 
-def cdf_at(table: FloatArray, edges: FloatArray) -> FloatArray:
+def cdf_at(table: Table, edges: FloatArray) -> FloatArray:
     """Share of requests at or below each edge: (..., L) table → (..., len(edges))."""
     # one pass per edge: a (..., L, edges) temporary is hundreds of MB for a day of one host
     out: FloatArray = np.empty((*table.shape[:-1], len(edges)))
@@ -87,11 +89,19 @@ def vector_table(tr: Trace, d: Draws) -> FloatArray:
     return out
 
 
-def e2e_table(tr: Trace, cfg: FleetConfig, d: Draws) -> FloatArray:
+#: a table kept in float32 (see `e2e_table`)
+Float32Array = npt.NDArray[np.float32]
+#: a quantile table in either precision
+Table = npt.NDArray[np.floating[Any]]
+
+
+def e2e_table(tr: Trace, cfg: FleetConfig, d: Draws) -> Float32Array:
     """(n, N, L) end-to-end request time per step and instance."""
     inst, fl = tr.inst, tr.fleet
     n, m = inst["queue_wait"].shape
-    out = np.full((n, m, KEEP.size), np.nan)
+    # float32: request times in seconds need no more than its 7 digits, and this table is the
+    # run's largest array after the trace (a thousand instances for a day: 3 GB in float64)
+    out = np.full((n, m, KEEP.size), np.nan, dtype=np.float32)
     sig = cfg.forward_sigma
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
@@ -124,7 +134,7 @@ def e2e_table(tr: Trace, cfg: FleetConfig, d: Draws) -> FloatArray:
     return out
 
 
-def fleet_quantile(table: FloatArray, weight: FloatArray, p: float) -> FloatArray:
+def fleet_quantile(table: Table, weight: FloatArray, p: float) -> FloatArray:
     """Quantile of the traffic-weighted mixture of instances: (n, N, L), (n, N) → (n,)."""
     n = table.shape[0]
     vals = table.reshape(n, -1)

@@ -27,18 +27,54 @@ def sim_frame(res: SimResult, dialect: str = "canonical") -> MetricFrame:
     from infersight.sources.local import canonical_frame
 
     raw = emit(res, dialect)
-    return canonical_frame(
-        raw, load_catalog(), res.frame.start, res.frame.end, res.frame.step
-    ).frame
+    return canonical_frame(raw, load_catalog(), float(res.times[0]), float(res.times[-1]),
+                           res.step).frame  # fmt: skip
 
 
 def incident_end(res: SimResult, after_onset_s: float = 1800.0) -> float:
     """Where an on-call engineer would look: half an hour after the onset, or the run's end."""
+    last = float(res.times[-1])
     if res.truth.onset is None:
-        return res.frame.end
-    step = res.frame.step
-    end = min(res.truth.onset + after_onset_s, res.frame.end)
+        return last
+    step = res.step
+    end = min(res.truth.onset + after_onset_s, last)
     return float(np.floor(end / step) * step)
+
+
+#: what a window's mapping reads before its first point: the longest range in the catalog's
+#: PromQL (15m) and the lookback of an instant selector (5m), with room to spare
+LOOKBACK_S = 1800.0
+
+
+def sim_windows(
+    res: SimResult, dialect: str, end: float, length_s: float
+) -> dict[str, MetricFrame]:
+    """The incident window and the baselines the run covers, each mapped from its own slice of
+    the run (with LOOKBACK_S before it): the same frames as cutting them from `sim_frame` of the
+    whole run, without ever holding the whole run's exporter samples. `canonical`: cut from
+    the run's own frame."""
+    if dialect == "canonical":
+        return cut_windows(res.frame, end, length_s)
+    from infersight.exporters import load_catalog
+    from infersight.sources.local import canonical_frame
+    from infersight.windows import DEFAULT_BASELINES, INCIDENT, baseline_name
+
+    catalog, step = load_catalog(), res.step
+    first = float(res.times[0])
+    out: dict[str, MetricFrame] = {}
+    start = end - length_s
+    for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in DEFAULT_BASELINES)]:
+        lo, hi = start - shift, end - shift
+        if lo < first - 1e-6:
+            continue  # a baseline the run does not reach is left out, as cut_windows does
+        part = res.window(max(lo - LOOKBACK_S, first), hi)
+        raw = emit(part, dialect)
+        t0, t1 = float(part.times[0]), float(part.times[-1])
+        frame = canonical_frame(raw, catalog, t0, t1, step).frame
+        del raw
+        w = frame.slice_time(lo, hi)
+        out[name] = MetricFrame(w.start, w.step, w.n, dict(w.series))
+    return out
 
 
 def write_sim_bundle(
@@ -49,14 +85,21 @@ def write_sim_bundle(
     overwrite: bool = False,
 ) -> Path:
     """A bundle shaped like `infersight pull`'s: the incident window and the baselines the run
-    covers, with the ground truth as the `truth.json` artifact."""
+    covers, with the ground truth as the `truth.json` artifact. Each window is emitted and
+    mapped on its own (`sim_windows`), so a large fleet's day of history is never held as
+    exporter samples all at once."""
+    return _write_bundle(res, path, dialect, window_s, overwrite)[0]
+
+
+def _write_bundle(
+    res: SimResult, path: str | Path, dialect: str, window_s: float, overwrite: bool
+) -> tuple[Path, dict[str, MetricFrame]]:
     from infersight.bundle import write_bundle
 
-    frame = sim_frame(res, dialect)
     end = incident_end(res)
-    windows = cut_windows(frame, end, min(window_s, end - frame.start))
+    windows = sim_windows(res, dialect, end, min(window_s, end - float(res.times[0])))
     truth = json.dumps(res.truth.to_dict(), indent=2, sort_keys=True).encode("utf-8")
-    return write_bundle(
+    written = write_bundle(
         path,
         windows=windows,
         source={
@@ -68,6 +111,7 @@ def write_sim_bundle(
         artifacts={TRUTH_ARTIFACT: truth},
         overwrite=overwrite,
     )
+    return written, windows
 
 
 def write_sim_openmetrics(
@@ -125,16 +169,17 @@ def run_cli(
     res = simulate(scenario, hours, instances, seed, progress=progress, history_h=history_h)
     if text:
         samples = write_sim_openmetrics(res, target, dialect, overwrite=overwrite)
-        written = target
+        written, shown = target, res.frame
     else:
-        written = write_sim_bundle(res, target, dialect, overwrite=overwrite)
-        samples = res.frame.points()
+        written, windows = _write_bundle(res, target, dialect, 3600.0, overwrite)
+        samples = sum(w.points() for w in windows.values())
+        shown = windows["incident"]
     if progress:
         progress("written", 1.0)
     return {
         "out": str(written),
         "samples": samples,
-        "signals": len(res.frame.signals),
-        "instances": len(res.frame.instances),
+        "signals": len(shown.signals),
+        "instances": len(shown.instances),
         "truth": res.truth.to_dict(),
     }

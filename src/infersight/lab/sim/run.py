@@ -30,14 +30,59 @@ Progress = Callable[[str, float], None]
 
 @dataclass(frozen=True)
 class SimResult:
-    frame: MetricFrame
+    """A run: the model's trace and latency tables, and (built on first use, as it is the
+    largest part) its canonical frame. Exporter dialects read the trace, never the frame, so a
+    bundle in a dialect is written without the frame ever being built."""
+
     truth: GroundTruth
     config: FleetConfig
     trace: Trace
     tables: Tables
     times: FloatArray
+    step: float
     #: the knobs the run was made with (the suite's run: the defaults)
     variation: Variation = field(default_factory=Variation)
+    #: the run's first time when this is a window of it (`window`); None: the run itself
+    origin: float | None = None
+    _frame: MetricFrame | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def frame(self) -> MetricFrame:
+        """The model's own signals on the run's grid (built once, when first asked for)."""
+        if self._frame is None:
+            frame = build_frame(self.trace, self.tables, self.config, float(self.times[0]),
+                                self.step)  # fmt: skip
+            object.__setattr__(self, "_frame", frame)
+            return frame
+        return self._frame
+
+    @property
+    def t0(self) -> float:
+        """When the run began: process start times and the scrape grid count from here."""
+        return float(self.times[0]) if self.origin is None else self.origin
+
+    def window(self, start: float, end: float) -> SimResult:
+        """The part of the run with start <= t <= end, as a run of its own that remembers when
+        the whole began: exporters emitted from it give the same rates, gauges and scrape grid
+        as from the whole run over those times, with a fraction of the memory."""
+        tol = 1e-3 * self.step  # times are epoch seconds: 1e-9 is below their ulp
+        lo = int(np.searchsorted(self.times, start - tol, side="left"))
+        hi = int(np.searchsorted(self.times, end + tol, side="right"))
+        cut = slice(lo, hi)
+        trace = Trace(
+            inst={k: v[cut] for k, v in self.trace.inst.items()},
+            fleet={k: v[cut] for k, v in self.trace.fleet.items()},
+        )
+        tables = Tables(self.tables.e2e[cut], self.tables.vector[cut])
+        # a frame already built is cut (its windowed counts then match the whole run's); else
+        # the window builds its own when asked
+        frame = (
+            None
+            if self._frame is None
+            else self._frame.slice_time(float(self.times[lo]), float(self.times[hi - 1]))
+        )
+        return SimResult(self.truth, self.config, trace, tables, self.times[cut], self.step,
+                         self.variation, self.t0, frame)  # fmt: skip
 
     def raw(
         self, dialect: str = "vllm", vector_db: str | None = None, exposure: Exposure | None = None
@@ -121,7 +166,6 @@ def simulate(
     e2e = e2e_table(trace, cfg, draws)
     e2e[trace.inst["finished"] <= 0] = np.nan
     tables = Tables(e2e, vector_table(trace, draws))
-    frame = build_frame(trace, tables, cfg, t0, step)
     if progress:
         progress("done", 1.0)
     truth = GroundTruth(
@@ -137,4 +181,4 @@ def simulate(
         params={k: float(v) for k, v in effect.params.items()},
         seed=seed,
     )
-    return SimResult(frame, truth, cfg, trace, tables, ts, var)
+    return SimResult(truth, cfg, trace, tables, ts, step, var)
