@@ -3,10 +3,12 @@ must fit in memory); they must be the very frames cut from the whole run's mappi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from infersight.lab.sim.outputs import incident_end, sim_frame, sim_windows
+from infersight.lab.sim.outputs import incident_end, sim_frame, sim_windows, write_sim_bundle
 from infersight.lab.sim.run import simulate
 from infersight.windows import cut_windows
 
@@ -39,3 +41,12 @@ def test_a_window_keeps_the_runs_clock() -> None:
     assert part.times[0] == res.times[100] and part.times.size == 51
     assert part.trace.inst["up"].shape == (51, 2)
     assert part.frame.n == 51
+
+
+def test_a_bundle_in_a_dialect_never_builds_the_whole_runs_frame(tmp_path: Path) -> None:
+    """The canonical frame is the run's largest part; writing a vLLM bundle must not need it."""
+    res = simulate("incident_0217", hours=1, instances=2, seed=2, history_h=25)
+    write_sim_bundle(res, tmp_path / "b.tar.gz", "vllm")
+    assert res._frame is None
+    assert res.frame.n == res.times.size  # built on demand, once
+    assert res._frame is res.frame
