@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from infersight.detect.config import StreamConfig
 from infersight.detect.stream import PointScore, SeriesDetector, StreamFinding, TailModel
@@ -116,3 +117,12 @@ def test_tail_model_is_monotone_and_empirical_below_its_tail() -> None:
     for _ in range(500):  # the window forgets: only the last `size` values count
         tm.add(100.0)
     assert len(tm) == 1000
+
+
+def test_points_out_of_order_are_refused() -> None:
+    det = SeriesDetector("s")
+    det.update(T0, 1.0)
+    det.update(T0 + STEP, 1.0)
+    for t in (T0 + STEP, T0):
+        with pytest.raises(ValueError, match="not after the last one"):
+            det.update(t, 2.0)

@@ -207,7 +207,11 @@ class SeriesDetector:
 
     # -- one point ----------------------------------------------------------------------------
     def update(self, t: float, x: float) -> PointScore:
-        """Score the point (t, x) against the state so far, then learn from it."""
+        """Score the point (t, x) against the state so far, then learn from it.
+
+        Points must come in time order (a point at or before the last one is refused)."""
+        if self._last is not None and t <= self._last:
+            raise ValueError(f"{self.name}: point at {t} is not after the last one ({self._last})")
         if x != x or math.isinf(x):  # NaN or inf: missing, said so
             self._set_step(t)
             return PointScore(t, x, math.nan, math.nan, math.nan, math.nan, math.nan, None, True)
