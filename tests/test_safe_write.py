@@ -23,6 +23,8 @@ from infersight.sources.openmetrics_writer import write_openmetrics
 from infersight.sources.raw import RawStore, labels_of
 from servers import FakeServer, Reply, Request
 
+pytestmark = pytest.mark.slow
+
 START = 1_700_000_000.0
 SPECIAL = r"is a (symbolic link|named pipe|device)"
 
@@ -222,7 +224,6 @@ def test_demo_out_dir_that_is_a_file(tmp_path: Path) -> None:
 SLOW = """
 import os, sys, time
 
-pytestmark = pytest.mark.slow
 real_fsync = os.fsync
 def slow(fd):  # the write is under way: say so, then take a long time
     print("writing", flush=True)
