@@ -259,3 +259,15 @@ def test_edge_following_needs_every_seasonal_reference() -> None:
     # last week had no edge here: one odd day does not move the centre
     assert _dev(detect(yest_only), P99)
     assert _dev(detect(w, config=DetectConfig(edge_z=0)), P99)  # off: the old, lagging band
+
+
+def test_edge_following_survives_gaps_in_the_references() -> None:
+    w = _edge_windows(True, 18)
+    y = w["baseline-1d"].get(P99)
+    assert y is not None
+    v = y.values.copy()
+    v[0, 19] = np.nan  # a missed scrape just after yesterday's edge
+    w["baseline-1d"] = MetricFrame(
+        w["baseline-1d"].start, 300.0, 24, {P99: SignalSeries(("node-0",), v)}
+    )
+    assert _dev(detect(w), P99) == []

@@ -165,31 +165,28 @@ def band(
     return Band(center, scale, fallback)
 
 
-def _med3(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
-    """Element-wise median of three, ignoring NaN (of two: their mean; of one: itself)."""
-    lo, hi = np.fmin(a, b), np.fmax(a, b)
-    m = np.fmax(lo, np.fmin(hi, c))
-    two = np.isnan(c) | np.isnan(a) | np.isnan(b)
-    if not np.any(two):
-        return m
-    stack = np.stack([a, b, c])
-    k = np.count_nonzero(~np.isnan(stack), axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(k > 0, np.nansum(stack, axis=0) / k, np.nan)
-    out: FloatArray = np.where(two, mean, m)
-    return out
-
-
 #: References that repeat the clock time: a daily edge is expected where they all show it.
 SEASONAL_SUFFIXES = ("-1d", "-7d")
 
 
-def _level(r: Reference, n: int) -> FloatArray:
-    """A reference's own level at each point: the median of it and its two neighbours."""
-    v = r.values[:, :n]
-    prev = np.concatenate([v[:, :1], v[:, :-1]], axis=1)
-    nxt = np.concatenate([v[:, 1:], v[:, -1:]], axis=1)
-    return _med3(prev, v, nxt)
+def _two_of_three(beyond: BoolArray) -> BoolArray:
+    """Per point, whether at least 2 of it and its two neighbours are True (ends repeated):
+    exactly where the median of the three lies beyond the same line."""
+    rows, n = beyond.shape
+    p = np.empty((rows, n + 2), dtype=np.int8)
+    p[:, 1:-1] = beyond
+    p[:, 0] = beyond[:, 0]
+    p[:, -1] = beyond[:, -1]
+    out: BoolArray = (p[:, :-2] + p[:, 1:-1] + p[:, 2:]) >= 2
+    return out
+
+
+def _level_at(v: FloatArray, r: npt.NDArray[np.intp], c: npt.NDArray[np.intp]) -> FloatArray:
+    """The median of v[r, c - 1 .. c + 1] (ends repeated), at the given points only."""
+    n = v.shape[1]
+    trio = np.stack([v[r, np.maximum(c - 1, 0)], v[r, c], v[r, np.minimum(c + 1, n - 1)]])
+    out: FloatArray = np.nanmedian(trio, axis=0)  # ≥ 2 of the 3 are valid here
+    return out
 
 
 def _follow_edges(
@@ -197,29 +194,32 @@ def _follow_edges(
 ) -> FloatArray:
     """Where every same-clock-time reference (yesterday, last week) steps away from the block
     median, in the same direction, by more than `edge_z` scales, the centre follows them point
-    by point (their median).
+    by point: each reference's median of 3 neighbours, then their median.
 
     The block median pools ±`local_half_width` points, so at an edge, and at the newest points
     where the pool only has the side before, it lags: a repeated daily edge was flagged every
     day. The hour before does not repeat the clock time and takes no part; one odd day among
-    two (yesterday's own incident) does not move the centre, as they must agree.
+    two (yesterday's own incident) does not move the centre, as they must agree. Only booleans
+    are computed over the whole window; levels only at the edge points.
     """
-    seasonal = [r for r in refs if r.name.endswith(SEASONAL_SUFFIXES)]
+    seasonal = [r.values[:, :n] for r in refs if r.name.endswith(SEASONAL_SUFFIXES)]
     if not seasonal:
         return center
-    levels = [_level(r, n) for r in seasonal]
     with np.errstate(invalid="ignore"):
-        up = np.ones(center.shape, dtype=bool)
-        down = np.ones(center.shape, dtype=bool)
-        for lv in levels:
-            d = lv - center
-            up &= d > edge_z * scale
-            down &= d < -edge_z * scale
-    edge = up | down
-    if not np.any(edge):
+        hi = center + edge_z * scale
+        lo = center - edge_z * scale
+        up = down = None
+        for v in seasonal:
+            u, d = _two_of_three(v > hi), _two_of_three(v < lo)
+            up = u if up is None else up & u
+            down = d if down is None else down & d
+    assert up is not None and down is not None
+    r, c = np.nonzero(up | down)
+    if r.size == 0:
         return center
-    lvl = levels[0] if len(levels) == 1 else nanmedian(np.stack(levels, axis=-1))
-    out: FloatArray = np.where(edge, lvl, center)
+    levels = np.stack([_level_at(v, r, c) for v in seasonal])
+    out = center.copy()
+    out[r, c] = np.median(levels, axis=0)
     return out
 
 
