@@ -54,5 +54,5 @@ def test_stdout_that_cannot_be_written_is_one_line() -> None:
             text=True,
             timeout=120,
         )
-    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.returncode == 3 and "Traceback" not in run.stderr  # an output error, not findings
     assert "cannot write to standard output" in run.stderr
