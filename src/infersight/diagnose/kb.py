@@ -248,17 +248,32 @@ class Rule(BaseModel):
                 raise ValueError(f"unknown signal {s!r}")
         return self
 
+    def needs(self) -> list[tuple[str, ...]]:
+        """What the rule cannot be decided without, each entry as alternatives: its `requires`,
+        and, where its confirm is one `all`, each prediction that is never a gap
+        (`conditions.py`): the anchor, and any that says something stays put. Without one of
+        such a prediction's signals the rule cannot be confirmed, so it is as required as what
+        the rule declares."""
+        out = [tuple(_alts(e)) for e in self.requires]
+        if self.confirm.mode == "all":
+            for i, m in enumerate(self.confirm.members):
+                conds = [m] if isinstance(m, Condition) else list(walk(m))
+                if i == 0 or any(c.state == "normal" for c in conds):
+                    alts = tuple(dict.fromkeys(c.signal for c in conds))
+                    if alts not in out:
+                        out.append(alts)
+        return out
+
     def unobservable(self, missing: Iterable[str]) -> list[str]:
         """Of the signals an inconclusive verdict names as missing, those that make the rule
-        undecidable: a `requires` entry none of whose alternatives the data has. A rule left
+        undecidable: an entry of `needs` none of whose alternatives the data has. A rule left
         inconclusive only because an alternative signal is missing is decidable (a miss, not
         "not observable"). Without `requires`, every missing signal counts."""
         gone = list(dict.fromkeys(missing))
         if not self.requires:
             return gone
         out: dict[str, None] = {}
-        for entry in self.requires:
-            alts = _alts(entry)
+        for alts in self.needs():
             if all(a in gone for a in alts):
                 out.update(dict.fromkeys(alts))
         return list(out)

@@ -81,7 +81,7 @@ def render_rule(r: Rule, origin: str) -> str:
         "**Missing data.** A condition on a signal the data lacks is unknown, never normal.",
     ]
     if r.requires:
-        need = "; ".join(" or ".join(f"`{a.strip()}`" for a in e.split("|")) for e in r.requires)
+        need = "; ".join(" or ".join(f"`{a}`" for a in alts) for alts in r.needs())
         lines[-1] += (
             f" It cannot be decided at all without: {need}. A prediction on any other signal "
             "the data lacks altogether is a gap: the rule is confirmed on what could be "
