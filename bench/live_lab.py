@@ -107,6 +107,15 @@ def diagnose(prom: str, window: str, keep: Path | None = None) -> tuple[list[str
     return named, " ".join(cmd)
 
 
+def run_isolated(args: argparse.Namespace) -> list[Row]:
+    """A fresh lab per fault: no earlier fault's tail in the diagnosis window."""
+    rows: list[Row] = []
+    for name in args.faults:
+        one = argparse.Namespace(**{**vars(args), "faults": [name], "recover": 0})
+        rows += run(one)
+    return rows
+
+
 def run(args: argparse.Namespace) -> list[Row]:
     lab_dir = Path(tempfile.mkdtemp(prefix="infersight-live-bench-"))
     rows: list[Row] = []
@@ -160,7 +169,8 @@ def run(args: argparse.Namespace) -> list[Row]:
             print(f"  seen={rows[-1].seen} ({value}) named={named} hit={hit}", flush=True)
             faults.clear(stack.Lab.load(lab_dir))
             lab = stack.Lab.load(lab_dir)
-            time.sleep(args.recover)
+            if args.recover:
+                time.sleep(args.recover)
     finally:
         try:
             load.terminate()
@@ -179,7 +189,13 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
         f"{args.replicas} replicas, {args.rate:g} requests/s open loop through HAProxy, "
         f"Prometheus scraping every 5 s; warm-up {args.warmup} s, each fault held "
         f"{args.hold} s, then `infersight diagnose -p PROM --window {args.window} "
-        f"--format json`, then cleared with {args.recover} s to recover. gpu-* faults change "
+        "--format json`, then cleared"
+        + (
+            "; a fresh lab for every fault. "
+            if args.isolated
+            else f" with {args.recover} s to recover, the next fault on the same lab. "
+        )
+        + "gpu-* faults change "
         "the GPU stand-in's modelled card; every other fault changes real software.",
         "",
         "| fault | where | seen in Prometheus (value) | expected | diagnosis named | hit |",
@@ -219,13 +235,16 @@ def main() -> None:
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
     p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
     p.add_argument("--keep", type=Path, help="Keep each diagnosis (JSON) in this folder")
+    p.add_argument(
+        "--isolated", action="store_true", help="A fresh lab per fault (slower, no carry-over)"
+    )
     args = p.parse_args()
     bad = [f for f in args.faults if f not in faults.FAULTS]
     if bad:
         p.error(f"unknown faults: {', '.join(bad)}")
     # SIGTERM unwinds like Ctrl-C, so the lab is torn down by run()'s finally block
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    rows = run(args)
+    rows = run_isolated(args) if args.isolated else run(args)
     body = table(rows, args)
     print(body)
     if args.write:
