@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from infersight.detect import Anomaly
 from infersight.diagnose.result import Evidence
-from infersight.units import format_value
+from infersight.units import format_ratio, format_value
 
 if TYPE_CHECKING:
     from infersight.diagnose.context import Context
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def _ratio(base: float | None, obs: float | None) -> str:
     if base is None or obs is None or base == 0:
         return ""
-    r = obs / base
-    return f" ({r:.2f}×)" if r < 100 else f" ({r:.3g}×)"
+    text = format_ratio(obs / base)
+    return f" ({text})" if text else ""
 
 
 def _since(at: float | None) -> str:

@@ -51,9 +51,11 @@ def unexplained(
         if score is None:
             score = a.score
         u = ctx.unit(a.signal)
+        cap = ctx.config.fallback_score_cap
+        shift = f"≥ {cap:g}" if score >= cap else f"{score:.3g}"  # the cap is no measurement
         text = (
             f"{a.signal} on {a.instance} changed ({a.kind}, {a.direction}): "
-            f"{format_value(a.baseline, u)} → {format_value(a.observed, u)}, shift {score:.1f} σ; "
+            f"{format_value(a.baseline, u)} → {format_value(a.observed, u)}, shift {shift} σ; "
             "no known failure mode explains it"
         )
         ch = UnexplainedChange(
