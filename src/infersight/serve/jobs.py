@@ -74,8 +74,9 @@ def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: 
             metrics_timeout_s=c.metrics_timeout,
         )
         result = capture(req, knowledge)
+        # the reports kept beside the bundle are the record, not the first screen: in full
         reports = {
-            fmt: write_report(result.diagnosis, folder / name, fmt, result.windows)
+            fmt: write_report(result.diagnosis, folder / name, fmt, result.windows, full=True)
             for fmt, name in REPORTS.items()
         }
         outcome = Outcome(
