@@ -1,15 +1,18 @@
 """Detection benchmark: speed at fleet scale, and quality over the simulator's scenarios.
 
-    .venv/bin/python -m bench.detect_bench [--quick]
+    .venv/bin/python -m bench.detect_bench [--quick] [--paired OTHER_CHECKOUT]
 
 Speed: 1000 instances × 60 signals × 1 h at 15 s, with three baseline windows (synthetic,
-noisy, with a few injected steps). Quality: every scenario of `infersight.lab.sim` (when it
+noisy, with a few injected steps); with --paired, also against another checkout (a
+`git archive` of an earlier commit) in alternating processes, as a ratio that holds on a busy
+machine. Quality: every scenario of `infersight.lab.sim` (when it
 is installed): recall of the signals a correct detector must flag on the ground-truth
 instances, onset error, and findings over healthy days scanned hour by hour.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -145,9 +148,47 @@ def quality(seeds: tuple[int, ...], instances: int) -> str:
     )
 
 
+def _time_checkout(root: Path, rounds: int) -> list[float]:
+    """Seconds of `detect` on the 1000 × 60 windows, run by the checkout at `root` (its own
+    src/ and bench/) in a fresh process, one figure per round (best of 3 each)."""
+    code = (
+        "import sys,time;sys.path[:0]=[sys.argv[1]+'/src',sys.argv[1]];"
+        "from bench.detect_bench import synthetic,_best_of;from infersight.detect import detect;"
+        "detect(synthetic(20,5,240,15.0));w=synthetic(1000,60,240,15.0);"
+        "print(_best_of(w,3)[0])"
+    )
+    out = []
+    for _ in range(rounds):
+        res = subprocess.run(
+            [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True
+        )
+        out.append(float(res.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def paired(other: Path, rounds: int = 3) -> str:
+    """This checkout against another (e.g. a `git archive` of the commit before), alternately,
+    so that a loaded shared machine slows both alike: the ratio is the figure to read."""
+    here = Path(__file__).resolve().parent.parent
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(rounds):
+        theirs += _time_checkout(other, 1)
+        mine += _time_checkout(here, 1)
+    ratio = float(np.median(mine) / np.median(theirs))
+    return (
+        f"Paired with `{other}` (alternating fresh processes, best of 3 each, {rounds} rounds): "
+        f"this checkout {' / '.join(f'{t:.2f}' for t in mine)} s, the other "
+        f"{' / '.join(f'{t:.2f}' for t in theirs)} s: ratio of medians **{ratio:.2f}**.\n"
+    )
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
-    body = "### Speed\n\n" + speed() + "\n### Quality\n\n"
+    body = "### Speed\n\n" + speed()
+    if "--paired" in sys.argv:
+        body += "\n" + paired(Path(sys.argv[sys.argv.index("--paired") + 1]))
+    body += "\n### Quality\n\n"
     body += quality((1,) if quick else (1, 2), 6 if quick else 8)
     print(body)
     write_section("detect", "Detection: speed and quality", COMMAND, body)

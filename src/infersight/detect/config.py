@@ -69,8 +69,10 @@ class StreamConfig(BaseModel):
     """Settings of the streaming detectors (`detect/stream.py`): one series, one point at a time.
 
     Durations are in seconds where they are clock time (seasons, the hour before) and in points
-    where they count evidence. The defaults were chosen once on the whole NAB corpus and the
-    scenario suite (bench/nab.py, bench/detect_bench.py) and are used unchanged for every series.
+    where they count evidence. The defaults were chosen once on the whole NAB corpus (bench/nab.py)
+    and are used unchanged for every series. NAB figures quoted beside a field are from those
+    tuning runs, made before rows with repeated daylight-saving stamps were fed in time order
+    (which added about 2 points to each profile); the current figures are in docs/benchmarks.md.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
