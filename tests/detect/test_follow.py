@@ -104,3 +104,15 @@ def test_fleet_stream_feeds_each_point_once_and_reports_gone_once() -> None:
     assert len(gone) == 1 and gone[0].since == NOW0 + 380 * STEP
     assert fs.feed(frame) == []  # the same points again: nothing new, nothing re-reported
     assert not [e for e in ev if isinstance(e, StreamFinding)]
+
+
+def test_follow_is_for_a_live_server_only() -> None:
+    from typer.testing import CliRunner
+
+    from infersight.cli import app
+    from infersight.cli.common import EXIT_USAGE, CommandError
+
+    res = CliRunner().invoke(app, ["detect", "incident.tar.gz", "--follow"])
+    err = res.exception
+    assert isinstance(err, CommandError) and err.code == EXIT_USAGE
+    assert "--follow" in str(err)
