@@ -129,6 +129,8 @@ def test_gpu_clock_drop_on_one_replica_only(lab: stack.Lab) -> None:
         assert _until(lambda: _value(lab, 'DCGM_FI_DEV_SM_CLOCK{node="replica-0"}') == 891)
         assert _until(lambda: _value(lab, 'DCGM_FI_DEV_SM_CLOCK{node="replica-1"}') == 1980)
         assert _value(lab, 'DCGM_FI_DEV_CLOCKS_EVENT_REASONS{node="replica-0"}') == 0x60
+        time.sleep(11)  # two scrapes of the card's one-second ticks: it stays hot throttled
+        assert _value(lab, 'DCGM_FI_DEV_GPU_TEMP{node="replica-0"}') == 91
     finally:
         faults.clear(lab)
     assert _until(lambda: _value(lab, 'DCGM_FI_DEV_SM_CLOCK{node="replica-0"}') == 1980)

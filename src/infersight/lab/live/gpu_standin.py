@@ -213,7 +213,7 @@ class Replica:
             c = self.card
             c.util = min(100.0, 100.0 * (c.busy_s - last_busy) / max(1e-9, now - last))
             c.leaked_mib += c.leak_mib_per_s * (now - last)
-            if "clock_drop" not in c.faults:
+            if "gpu-clock-drop" not in c.faults:  # throttled: held at its hot reading
                 target = 55.0 + 0.25 * c.util
                 c.temp_c += 0.2 * (target - c.temp_c)
             last_busy, last = c.busy_s, now
