@@ -78,6 +78,14 @@ def test_an_environment_variable_never_breaks_a_command_that_does_not_use_it(
     assert res.returncode == 3 and "127.0.0.1:1" in res.stderr, res.stderr
     both = cli("diagnose", str(bundle), "-p", "http://127.0.0.1:1")
     assert both.returncode == 2 and "exactly one" in both.stderr
+    # a deadline is for a server: a bad one does not touch a bundle, and is one line where used
+    bad = {"INFERSIGHT_DEADLINE": "abc"}
+    assert cli("diagnose", str(bundle), env=bad).returncode == 1
+    used = cli("detect", "-p", "http://127.0.0.1:1", env=bad)
+    assert used.returncode == 2 and "INFERSIGHT_DEADLINE='abc'" in used.stderr, used.stderr
+    assert len(used.stderr.strip().splitlines()) == 1
+    res = cli("detect", "-p", "http://127.0.0.1:1", "--deadline", "2s")
+    assert res.returncode == 3, res.stderr
 
 
 def test_at_takes_a_clock_time() -> None:

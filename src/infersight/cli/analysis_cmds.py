@@ -23,7 +23,6 @@ from infersight.cli.common import (
     wants_json,
 )
 from infersight.cli.connection import (
-    DEFAULT_DEADLINE_S,
     BasicOpt,
     BearerOpt,
     CaOpt,
@@ -54,7 +53,7 @@ def _conn(
     ca: str | None,
     insecure: bool,
     timeout: float,
-    deadline: float,
+    deadline: float | None,
     raise_limit: list[str] | None,
 ) -> Connection | None:
     if url is None:
@@ -77,7 +76,7 @@ def detect(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    deadline: DeadlineOpt = None,
     raise_limit: LimitOpt = None,
     follow: Annotated[
         bool,
@@ -249,7 +248,7 @@ def diagnose(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    deadline: DeadlineOpt = None,
     raise_limit: LimitOpt = None,
 ) -> None:
     """Which layer broke and why: root causes, the chain to the symptoms, and the evidence.

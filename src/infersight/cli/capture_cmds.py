@@ -20,7 +20,6 @@ from infersight.cli.common import (
     print_json,
 )
 from infersight.cli.connection import (
-    DEFAULT_DEADLINE_S,
     BasicOpt,
     BearerOpt,
     CaOpt,
@@ -29,6 +28,7 @@ from infersight.cli.connection import (
     InsecureOpt,
     LimitOpt,
     TimeoutOpt,
+    resolve_deadline,
 )
 from infersight.cli.inputs import PrometheusOptional
 
@@ -95,7 +95,7 @@ def capture(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    deadline: DeadlineOpt = None,
     raise_limit: LimitOpt = None,
 ) -> None:
     """Freeze the scene: metrics, baselines, thread stacks, logs, GPU and host facts, and the
@@ -159,7 +159,7 @@ def capture(
         log_max_bytes=max_log,
         gpu=gpu,
         part_timeout_s=part_s,
-        metrics_timeout_s=deadline,
+        metrics_timeout_s=resolve_deadline(deadline),
         overwrite=overwrite,
         limits=limits,
     )

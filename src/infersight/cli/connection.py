@@ -80,14 +80,31 @@ TimeoutOpt = Annotated[
 #: the whole command's time with a server, when --deadline is not given: a hung server must not
 #: hold an on-call engineer longer than this
 DEFAULT_DEADLINE_S = 30.0
+
+
+def parse_deadline(value: str | float) -> float:
+    """`--deadline`: a duration with a unit (30s, 2m) or a bare number of seconds."""
+    from infersight.timeparse import parse_duration
+
+    try:
+        seconds = float(value) if isinstance(value, int | float) else parse_duration(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{exc}; e.g. --deadline 30s, 2m or 45") from None
+    if not 0.1 <= seconds < 1e9:
+        raise typer.BadParameter(f"{value!r}: give at least 0.1 s (e.g. --deadline 30s)")
+    return seconds
+
+
+#: --deadline not given: INFERSIGHT_DEADLINE, read only when a server is reached (a bad value
+#: never breaks a command that reads a bundle), else DEFAULT_DEADLINE_S
 DeadlineOpt = Annotated[
-    float,
+    float | None,
     typer.Option(
         "--deadline",
-        help="Seconds the whole command may spend with the server, every query and retry "
-        "included (or set INFERSIGHT_DEADLINE); raise it for long windows or large fleets.",
-        envvar="INFERSIGHT_DEADLINE",
-        min=0.1,
+        help="How long the whole command may spend with the server, every query and retry "
+        "included: 30s, 2m, or a bare number of seconds (default 30s, or INFERSIGHT_DEADLINE); "
+        "raise it for long windows or large fleets.",
+        parser=parse_deadline,
     ),
 ]
 LimitOpt = Annotated[
@@ -101,14 +118,18 @@ LimitOpt = Annotated[
 ]
 
 
-def _env_deadline() -> float:
+def resolve_deadline(given: float | None) -> float:
+    """The command's deadline: --deadline, else INFERSIGHT_DEADLINE, else the default; called
+    only where a server is reached, so a bad variable fails those commands, in one line."""
+    if given is not None:
+        return given
+    text = os.environ.get("INFERSIGHT_DEADLINE")
+    if text is None or not text.strip():
+        return DEFAULT_DEADLINE_S
     try:
-        value = float(os.environ.get("INFERSIGHT_DEADLINE", DEFAULT_DEADLINE_S))
-    except ValueError:
-        fail("INFERSIGHT_DEADLINE must be a number of seconds", EXIT_USAGE)
-    if not 0 < value < 1e9:
-        fail("INFERSIGHT_DEADLINE must be a positive number of seconds", EXIT_USAGE)
-    return value
+        return parse_deadline(text)
+    except typer.BadParameter as exc:
+        fail(f"INFERSIGHT_DEADLINE={text!r}: {exc.message}", EXIT_USAGE)
 
 
 HeaderOpt = Annotated[
@@ -213,7 +234,7 @@ class Connection:
     ca_file: str | None
     insecure: bool
     timeout: float
-    deadline: float = field(default_factory=_env_deadline)
+    deadline: float | None = None  # None: `resolve_deadline` when the server is reached
     limits: tuple[str, ...] = ()
     extras: ConnectionExtras = field(default_factory=_current_extras)
     _raw_url: str = field(default="", init=False, repr=False, compare=False)
@@ -246,7 +267,7 @@ class Connection:
             ca_file=self.ca_file,
             insecure=self.insecure,
             timeout=self.timeout,
-            deadline=self.deadline,
+            deadline=resolve_deadline(self.deadline),
         )
 
     def client(self) -> PrometheusClient:

@@ -21,7 +21,6 @@ from infersight.cli.common import (
     wants_json,
 )
 from infersight.cli.connection import (
-    DEFAULT_DEADLINE_S,
     BasicOpt,
     BearerOpt,
     CaOpt,
@@ -65,7 +64,7 @@ def probe(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    deadline: DeadlineOpt = None,
     raise_limit: LimitOpt = None,
 ) -> None:
     """Which exporters a server has, which signals each layer is covered by, what is missing.
@@ -149,7 +148,7 @@ def pull(
     ca_file: CaOpt = None,
     insecure: InsecureOpt = False,
     timeout: TimeoutOpt = 30.0,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    deadline: DeadlineOpt = None,
     raise_limit: LimitOpt = None,
 ) -> None:
     """Freeze the scene: every canonical signal of a window into one evidence bundle.
