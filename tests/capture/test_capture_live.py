@@ -93,7 +93,7 @@ def test_capture_holds_metrics_stacks_logs_gpu_note_and_the_diagnosis(
     prom = prometheus_with_backfill([om])
     out = tmp_path / "scene.tar.gz"
     log = _logs(tmp_path)
-    args = ["capture", "-p", prom.url, "--since", "1h", "--at", str(end), "--json"]
+    args = ["capture", "-p", prom.url, "--window", "1h", "--at", str(end), "--json"]
     args += ["--process", "fake_engine.py", "--log", str(log), "--gpu", "-o", str(out)]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output

@@ -39,7 +39,13 @@ def capture(
     ],
     prometheus: PrometheusOptional = None,
     since: Annotated[
-        str, typer.Option("--since", help="Length of the metrics window, ending at --at.")
+        str,
+        typer.Option(
+            "--window",
+            "--since",  # the old name, as in `pull`
+            help="Length of the metrics window, ending at --at: 30m, 1h.",
+            metavar="DURATION",
+        ),
     ] = "30m",
     at: Annotated[
         str, typer.Option("--at", help="The moment to capture: now, now-5m, epoch, ISO 8601.")
@@ -106,7 +112,7 @@ def capture(
     and never stops the rest. Exit status 0 when every part worked, 1 when the bundle was
     written but a part failed, 2 for a usage error.
 
-    Example: infersight capture -p http://prom:9090 --since 30m --process vllm --log
+    Example: infersight capture -p http://prom:9090 --window 30m --process vllm --log
     /var/log/vllm.log --gpu -o scene.tar.gz
     """
     from infersight.bundle import BundleError, check_target
@@ -128,7 +134,7 @@ def capture(
     except (ValueError, LimitError) as exc:
         fail(str(exc), EXIT_USAGE)
     if step_s >= length:
-        fail(f"--step {step} is not shorter than --since {since}", EXIT_USAGE)
+        fail(f"--step {step} is not shorter than --window {since}", EXIT_USAGE)
     for path in log or []:
         if not path.is_file():
             fail(f"--log {path}: no such file", EXIT_USAGE)
