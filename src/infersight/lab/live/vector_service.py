@@ -44,7 +44,7 @@ class SearchRequest(BaseModel):
 
 class VectorIndex:
     def __init__(self, docs: int, seed: int = 7) -> None:
-        import hnswlib
+        import hnswlib  # type: ignore[import-untyped]
 
         rng = np.random.default_rng(seed)
         data = rng.standard_normal((docs, DIM)).astype(np.float32)
