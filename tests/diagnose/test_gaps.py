@@ -108,3 +108,26 @@ def test_one_prediction_read_jointly_is_never_half_checked() -> None:
     h = diagnose(windows(ERRORS, engine="triton", base=base), kb=kb).hypothesis("probe")
     assert h is not None and h.verdict == "inconclusive"
     assert "inference.generation_tokens_rate" in h.missing_signals
+
+
+def test_a_refute_that_could_not_be_checked_is_named_on_the_confirmed_cause() -> None:
+    """Batches at the cap in a surge that pins the GPUs: without a restart signal the surge's
+    refute of the batch cap cannot be decided (restarts lift it), so the cap is confirmed and
+    says which signal would have settled it; with restarts exported and none seen, it is
+    refuted, nothing left undecided. (Built here: the simulator's draws changed under it.)"""
+    change = {
+        **SURGE,
+        "service.request_rate": _all(20.0),
+        "inference.gpu_util": _all(0.93),
+        "inference.batch_size": _all(30.0),
+        "inference.running_requests": _all(30.0),
+        "inference.forward_time_avg": _all(0.5),
+        "inference.gpu_mem_used_ratio": _all(0.97),
+    }
+    restarts = "service.restarts"
+    h = diagnose(windows(change)).hypothesis("max_batch_too_large")
+    assert h is not None and h.verdict == "confirmed"
+    assert h.refute_undecided and restarts in h.refute_missing
+    base = {restarts: _all(0.0)}
+    full = diagnose(windows(change, base=base)).hypothesis("max_batch_too_large")
+    assert full is not None and not full.refute_undecided and full.refute_missing == ()

@@ -277,7 +277,10 @@ def eval_group(
     )
     for m in g.members:
         if isinstance(m, Condition):
-            o = eval_condition(ctx, m, local, local_began, family, refuting)
+            # a level alone never vetoes; one that qualifies a change in an `all` (GPUs
+            # pinned during a surge) is read as it stands
+            alone = refuting and g.mode == "any"
+            o = eval_condition(ctx, m, local, local_began, family, alone)
         else:
             # gaps are a rule's predictions left unchecked: the members of its top `all` (or of
             # each `all` alternative of a top `any`); deeper groups read one prediction
