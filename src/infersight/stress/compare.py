@@ -2,9 +2,8 @@
 
 The figures compared are the whole run's P99, P50, throughput and error ratio, and step by
 step the same. A difference counts only beyond the noise band: the relative spread of P99
-between runs that should be equal, measured by repeating a run (`stress noise RUN …`, or
-`--band-from` runs given here); without a measurement a stated default is used and the verdict
-says so.
+between runs that should be equal, measured from repeated runs given as `--band-from`;
+without a measurement a stated default is used and the verdict says so.
 """
 
 from __future__ import annotations
