@@ -44,8 +44,8 @@ def test_clean_runs_are_the_same_and_a_fault_is_weaker(lab: stack.Lab) -> None:
     clean = [run(lab.gateway_url, "soak", users=3, duration_s=12) for _ in range(3)]
     for r in clean:
         assert r["total"]["requests"] > 0 and r["total"]["error_ratio"] == 0
-    # the band is measured on all the clean runs, as `stress compare --band-from` would be given them: two runs alone
-    # under-measure the spread on a loaded machine, and a third then reads as "stronger"
+    # the band is measured on all the clean runs (as `stress compare --band-from` takes them):
+    # two runs alone under-measure the spread on a loaded machine; a third then reads "stronger"
     band = noise_band(clean)
     assert compare(clean[0], clean[2], band).verdict == "same"
     faults.inject(lab, "batch-delay", replica=0)
