@@ -110,3 +110,64 @@ def test_a_slight_drift_that_jumps_at_the_end_is_not_a_leak() -> None:
     assert detect(windows(base, incident={VRAM: drift_then_jump})).trends == ()
     # the same drift without the jump is still a climb worth reporting
     assert len(detect(windows(base, incident={VRAM: leak(0.6, 0.05, 0.001)})).trends) == 4  # type: ignore[dict-item]
+
+
+def _late_leak(level: float, per_h: float, start_share: float) -> object:
+    """Flat, then climbing from `start_share` of the window on (a leak begun inside it)."""
+
+    def gen(t: FloatArray, i: int) -> FloatArray:
+        rng = np.random.default_rng(i + 11)
+        t0 = t[0] + start_share * (t[-1] - t[0])
+        out: FloatArray = level + per_h * np.maximum(t - t0, 0) / 3600
+        return out + 0.002 * rng.standard_normal(t.size)
+
+    return gen
+
+
+def test_leak_begun_inside_the_window_runs_out_at_the_pace_of_now() -> None:
+    # flat for 60% of the hour, then 30%/h: the whole window averages a far slower pace
+    w = windows({VRAM: noisy(0.6, 0.003)}, incident={VRAM: _late_leak(0.6, 0.3, 0.6)})  # type: ignore[dict-item]
+    r = detect(w)
+    assert {t.instance for t in r.trends} == {f"node-{i}" for i in range(4)}
+    for tr in r.trends:
+        assert tr.slope_per_h == pytest.approx(0.3, rel=0.25)
+        assert tr.time_to_exhaustion_s is not None
+        assert tr.time_to_exhaustion_s == pytest.approx((1 - tr.level) / 0.3 * 3600, rel=0.3)
+        assert tr.start > START  # the fit began inside the window, where the climb did
+
+
+def _climb_then(level: float, per_h: float, fall_to: float, at_share: float) -> object:
+    """Climbing, then at `at_share` of the window falling to `fall_to` and climbing again."""
+
+    def gen(t: FloatArray, i: int) -> FloatArray:
+        rng = np.random.default_rng(i + 13)
+        cut = int(at_share * t.size)
+        out: FloatArray = level + per_h * (t - t[0]) / 3600
+        out[cut:] = fall_to + per_h * (t[cut:] - t[cut]) / 3600
+        return out + 0.002 * rng.standard_normal(t.size)
+
+    return gen
+
+
+def test_the_climb_before_a_restart_is_a_leak_and_runs_out_from_the_level_now() -> None:
+    # a process leaking 20%/h restarts near the end of the window and comes back at 60%
+    gen = _climb_then(0.6, 0.2, 0.6, 0.9)
+    w = windows({VRAM: noisy(0.6, 0.003)}, incident={VRAM: gen})  # type: ignore[dict-item]
+    r = detect(w)
+    assert {t.instance for t in r.trends} == {f"node-{i}" for i in range(4)}
+    for tr in r.trends:
+        assert tr.slope_per_h == pytest.approx(0.2, rel=0.15)
+        assert tr.level == pytest.approx(0.6, abs=0.05)  # after the restart
+        assert tr.time_to_exhaustion_s == pytest.approx(0.4 / 0.2 * 3600, rel=0.3)
+
+
+def test_a_dip_that_gives_back_little_of_a_flat_series_is_not_a_reset() -> None:
+    # flat with one small dip: nothing climbed before it, so nothing is a leak
+    def dip(t: FloatArray, i: int) -> FloatArray:
+        rng = np.random.default_rng(i + 17)
+        out: FloatArray = 0.6 + 0.003 * rng.standard_normal(t.size)
+        out[int(0.8 * t.size)] -= 0.05
+        return out
+
+    w = windows({VRAM: noisy(0.6, 0.003)}, incident={VRAM: dip})  # type: ignore[dict-item]
+    assert detect(w).trends == ()

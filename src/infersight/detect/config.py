@@ -323,6 +323,20 @@ class DetectConfig(BaseModel):
     trend_rel_floor: float = Field(
         0.02, ge=0, description="Change over the span must exceed this share of the level."
     )
+    trend_recent_share: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="The latest share of the window is fitted on its own too: a leak that began "
+        "inside the window climbs only there. Half: enough points for a monotone fit at 60 s.",
+    )
+    trend_recent_faster: float = Field(
+        1.5,
+        gt=1,
+        description="Where the whole window holds a trend too, the latest share's fit is used "
+        "when its pace is this many times the window's: time to exhaustion is at the pace of "
+        "now (a leak begun mid-window averages to about half its pace over the window).",
+    )
     trend_subsample: int = Field(48, ge=8, description="Points used by Theil–Sen (pairs²/2).")
     trend_min_points: int = Field(12, ge=4, description="Valid points needed for a trend.")
     trend_min_tau: float = Field(

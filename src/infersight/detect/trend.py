@@ -6,6 +6,10 @@ A trend is reported only when it is monotone enough (Kendall tau, Mann–Kendall
 both halves of the window (a step is not a leak), is larger than the noise around the line, a
 per-unit floor and a share of the level, runs in the signal's bad direction, and is not the
 same shape the series had yesterday at the same level (a diurnal ramp is not a leak).
+
+Two more spans are fitted on their own: the window's latest part (a leak that began inside the
+window, or whose pace now is clearly faster), and the climb before a reset (a leaking
+process dies when the card is full and comes back low, seed §3.2: the climb was the leak).
 """
 
 from __future__ import annotations
@@ -145,25 +149,18 @@ def capacity_for(
     return cfg.capacities.get(signal)
 
 
-def detect_trends(
-    signal: str,
-    layer: str,
-    unit: str | None,
-    bad: str,
-    instances: tuple[str, ...],
+def _accepted(
     t: FloatArray,
     x: FloatArray,
     yesterday: FloatArray | None,
+    sign: float,
+    floor: float,
     cfg: DetectConfig,
-    capacity: dict[str, float] | None = None,
-) -> list[Trend]:
-    """Trends of one signal's rows. `capacity`: per-instance capacity (bytes signals)."""
-    if bad not in ("up", "down") or x.shape[1] < cfg.trend_min_points:
-        return []
-    sign = 1.0 if bad == "up" else -1.0
+) -> tuple[np.ndarray, TrendFit, FloatArray]:
+    """Which rows hold a trend over `t` (see the module docstring), with the fit and the
+    fitted change over the span."""
     m = cfg.trend_subsample
     fit = theil_sen(t, x, m)
-    floor = cfg.trend_floors.get(unit or "", 0.0)
     change = fit.slope * fit.span_s
     with np.errstate(invalid="ignore"):
         ok = (
@@ -196,25 +193,71 @@ def detect_trends(
             same_shape = sign * yfit.slope >= 0.5 * sign * fit.slope
             same_level = np.abs(nanmedian(x) - nanmedian(yesterday)) < np.maximum(floor, 1e-12)
         ok &= ~(same_shape & same_level)
+    return ok, fit, change
+
+
+def detect_trends(
+    signal: str,
+    layer: str,
+    unit: str | None,
+    bad: str,
+    instances: tuple[str, ...],
+    t: FloatArray,
+    x: FloatArray,
+    yesterday: FloatArray | None,
+    cfg: DetectConfig,
+    capacity: dict[str, float] | None = None,
+) -> list[Trend]:
+    """Trends of one signal's rows. `capacity`: per-instance capacity (bytes signals)."""
+    if bad not in ("up", "down") or x.shape[1] < cfg.trend_min_points:
+        return []
+    sign = 1.0 if bad == "up" else -1.0
+    floor = cfg.trend_floors.get(unit or "", 0.0)
+    ok, fit, change = _accepted(t, x, yesterday, sign, floor, cfg)
+    # The latest part of the window is fitted on its own too: a leak that began inside the
+    # window climbs only there (the whole window sees a flat start, then a step), and time to
+    # exhaustion is at the pace of now. It is used where the whole window holds no trend, or
+    # where the pace now is clearly faster than the window's average.
+    k = int(x.shape[1] * (1.0 - cfg.trend_recent_share))
+    if k > 0 and x.shape[1] - k >= cfg.trend_min_points:
+        y_recent = yesterday[:, k:] if yesterday is not None else None
+        recent, fit_r, change_r = _accepted(t[k:], x[:, k:], y_recent, sign, floor, cfg)
+        with np.errstate(invalid="ignore"):
+            faster = sign * fit_r.slope >= cfg.trend_recent_faster * sign * fit.slope
+        recent &= ~ok | faster
+        if np.any(recent):
+            fit_r = dataclasses.replace(fit_r, first=fit_r.first + k)  # in the window's points
+            fit = TrendFit(
+                **{
+                    f.name: np.where(recent, getattr(fit_r, f.name), getattr(fit, f.name))
+                    for f in dataclasses.fields(TrendFit)
+                }
+            )
+            change, ok = np.where(recent, change_r, change), ok | recent
+    resets = {r: _before_reset(t, x, yesterday, r, sign, floor, cfg) for r in range(x.shape[0])}
     out: list[Trend] = []
-    for r in np.flatnonzero(ok):
-        inst = instances[r]
-        slope, level = float(fit.slope[r]), float(fit.level_end[r])
-        cap = capacity_for(unit, bad, inst, signal, capacity, cfg)
+    for r in range(x.shape[0]):
+        held = resets.get(r) or (
+            (fit, float(change[r]), float(fit.level_end[r])) if ok[r] else None
+        )
+        if held is None:
+            continue
+        f, climbed, level = held
+        i = 0 if f.slope.shape[0] == 1 else r
         out.append(
             running_out(
                 Trend(
                     signal=signal,
                     layer=layer,
-                    instance=inst,
-                    slope_per_s=slope,
+                    instance=instances[r],
+                    slope_per_s=float(f.slope[i]),
                     level=level,
-                    change=float(change[r]),
-                    span_s=float(fit.span_s[r]),
-                    start=float(t[int(fit.first[r])]),
-                    tau=float(fit.tau[r]),
-                    mk_z=float(fit.mk_z[r]),
-                    capacity=cap,
+                    change=climbed,
+                    span_s=float(f.span_s[i]),
+                    start=float(t[int(f.first[i])]),
+                    tau=float(f.tau[i]),
+                    mk_z=float(f.mk_z[i]),
+                    capacity=capacity_for(unit, bad, instances[r], signal, capacity, cfg),
                     time_to_exhaustion_s=None,
                     exhausts_at=None,
                 ),
@@ -222,3 +265,31 @@ def detect_trends(
             )
         )
     return out
+
+
+def _before_reset(
+    t: FloatArray,
+    x: FloatArray,
+    yesterday: FloatArray | None,
+    r: int,
+    sign: float,
+    floor: float,
+    cfg: DetectConfig,
+) -> tuple[TrendFit, float, float] | None:
+    """Row `r`'s climb before its largest fall, when that climb is a trend and the fall gave
+    back at least half of it (a restart, not a dip): the fit, the climb, and the level now
+    (after the reset: time to exhaustion is from there at the leak's pace)."""
+    row = x[r]
+    seen = np.flatnonzero(np.isfinite(row))
+    if seen.size < cfg.trend_min_points + 2:
+        return None
+    steps = sign * np.diff(row[seen])
+    j = int(np.argmin(steps))
+    cut = int(seen[j]) + 1  # the fit ends at the last point before the fall
+    if steps[j] >= 0 or cut < cfg.trend_min_points:
+        return None
+    y_before = yesterday[r : r + 1, :cut] if yesterday is not None else None
+    held, fit, change = _accepted(t[:cut], x[r : r + 1, :cut], y_before, sign, floor, cfg)
+    if not held[0] or -steps[j] < 0.5 * sign * float(change[0]):
+        return None
+    return fit, float(change[0]), float(row[seen[-1]])

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from infersight.detect import Anomaly
 from infersight.diagnose.result import Evidence
-from infersight.units import format_ratio, format_value
+from infersight.units import format_duration, format_ratio, format_value
 
 if TYPE_CHECKING:
     from infersight.diagnose.context import Context
@@ -146,7 +146,10 @@ def from_normal(
         text = f"{signal} on {inst} normal: {figures}"
     else:
         what = wanted.state.replace("_", " ")
-        if wanted.level is not None:
+        if wanted.level is not None and wanted.state in ("trend_up", "trend_down"):
+            # a trend's level is a time to exhaustion, not a reading of the signal
+            what += f" running out within {format_duration(wanted.level)}"
+        elif wanted.level is not None:
             what += f" {format_value(wanted.level, u)}"
         if wanted.factor is not None:
             what += f" by {wanted.factor:g}×"
