@@ -89,7 +89,9 @@ class Condition(BaseModel):
     each with its own past instead: the signal's peak since the onset grew at least `factor`
     times as much (peak since over peak before, read away from restarts) as `than`'s did (a
     pass 2.5× slower at its worst while the mean batch peaked 1.3× higher: each item costs
-    more, so the batches went past the knee).
+    more, so the batches went past the knee). With `per` (peer form): the signal is read per
+    unit of that signal first (a pass's time per request in its batch): a card that fell
+    behind runs larger batches, and a larger batch takes longer whatever the clock did.
     `adds` (with `than` and `factor`): a client-timed latency (`measured_at: client`) grew, from
     its median before the onset to its median since, by at least `factor` times the most the
     server-timed `than` grew on any instance: the rest was added between client and server, on
@@ -135,6 +137,7 @@ class Condition(BaseModel):
     min_share: float = Field(0.0, ge=0.0, le=1.0)
     max_share: float = Field(1.0, ge=0.0, le=1.0)
     than: str | None = None
+    per: str | None = None
     note: str = ""
 
     @model_validator(mode="after")
@@ -153,6 +156,7 @@ class Condition(BaseModel):
             "level": self.level is not None,
             "direction": self.direction is not None,
             "than": self.than is not None,
+            "per": self.per is not None,
             "stat": self.stat != "median",
             "together": self.when == "together",
             "during": self.when == "during",
@@ -164,6 +168,8 @@ class Condition(BaseModel):
             raise ValueError(_not_taken("together", self.state, registry.taking("together")))
         if self.than is not None and self.than not in all_signals():
             raise ValueError(f"unknown signal {self.than!r} in `than`")
+        if self.per is not None and self.per not in all_signals():
+            raise ValueError(f"unknown signal {self.per!r} in `per`")
         return self
 
 
@@ -173,6 +179,7 @@ _OPTION_WORDS = {
     "level": "level",
     "direction": "direction",
     "than": "`than`",
+    "per": "`per`",
     "stat": "stat: max/min",
     "together": "when: together",
     "during": "when: during",

@@ -30,7 +30,8 @@ def _cond(c: Condition) -> str:
             f" on the {c.where} instances" if c.where != "any" else ""
         )
     stat = {"max": " peak", "min": " low"}.get(c.stat, "")
-    parts = [f"`{c.signal}`{stat} {c.state.replace('_', ' ')}"]
+    per = f" per `{c.per}`" if c.per is not None else ""
+    parts = [f"`{c.signal}`{per}{stat} {c.state.replace('_', ' ')}"]
     if c.than is not None:
         parts.append(f"`{c.than}`")
     if c.factor is not None:

@@ -2,8 +2,10 @@
 is from theirs: a change its would-be cause is too small to make; with `stat: max`, its peak
 grew `factor` times as much as `than`'s did against their peaks before (a pass that slowed
 2.5× while the mean batch grew 1.3×: each item costs more, the batches are past the knee —
-below it a larger batch costs less per item). Does not hold where either signal (or, against
-peers, two peers) is missing: it refutes only on data."""
+below it a larger batch costs less per item). With `per`, the peer form reads the signal per
+unit of another first (a pass's time per request in it: a card that fell behind runs larger
+batches, which take longer whatever its clock). Does not hold where either signal, `per`, or
+(against peers) two peers are missing: it refutes only on data."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from infersight.units import format_value
 #: the states this kind reads: `registry.py` finds the module by them
 STATES = ("outpaces",)
 #: the options a condition of this kind takes (see `kb.Condition`)
-ACCEPTS = frozenset({"than", "stat", "factor"})
+ACCEPTS = frozenset({"than", "stat", "factor", "per"})
 #: where docs/rules.md lists it among the condition kinds
 ORDER = 110
 
@@ -34,7 +36,9 @@ def doc(cfg: DiagnoseConfig) -> str:
         "peers' (the bad way) than the `than` signal is from theirs, by the factor (a "
         "slowdown larger than its would-be cause can make); `peak outpaces` — the signal's "
         "peak since the onset grew, against its peak before, by the factor more than the "
-        "`than` signal's did (a pass slowed far more than its batch grew: past the knee)"
+        "`than` signal's did (a pass slowed far more than its batch grew: past the knee); "
+        "with `per`, the peer form reads the signal per unit of that one (a pass's time per "
+        "request in its batch)"
     )
 
 
@@ -46,6 +50,8 @@ def check(c: Condition) -> str | None:
         return "state 'outpaces' needs a factor and where: same"
     if c.stat == "min":
         return "state 'outpaces' takes stat: max only (its peak form)"
+    if c.per is not None and c.stat == "max":
+        return "state 'outpaces' takes `per` in its peer form only (no stat)"
     return None
 
 
@@ -95,15 +101,30 @@ def _peak_growth(ctx: Context, signal: str, inst: str) -> tuple[float, float, fl
     return high_since / high_before, high_since, high_before
 
 
+def _per_unit(ctx: Context, signal: str, per: str, inst: str) -> tuple[float, float, float] | None:
+    """`_worse_than_peers` of `signal` per unit of `per` (each median divided by the other's
+    median on the same side): how much worse each unit of work went, however much work there
+    was; None where either has no reading or `per` is not positive."""
+    a, b = _worse_than_peers(ctx, signal, inst), _worse_than_peers(ctx, per, inst)
+    if a is None or b is None:
+        return None
+    _, own, fleet = a
+    _, own_per, fleet_per = b
+    own, fleet = own / own_per, fleet / fleet_per
+    return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
+
+
 def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None) -> Reading:
     assert c.than is not None and c.factor is not None
     own_past = c.stat == "max"
     measure = _peak_growth if own_past else _worse_than_peers
-    mine, cause = measure(ctx, c.signal, inst), measure(ctx, c.than, inst)
+    mine = measure(ctx, c.signal, inst) if c.per is None else _per_unit(ctx, c.signal, c.per, inst)
+    cause = measure(ctx, c.than, inst)
     if mine is None or cause is None or mine[0] < c.factor * max(cause[0], 1.0):
         return NOT_HELD
     u, cu = ctx.unit(c.signal), ctx.unit(c.than)
     mine_at = f"({format_value(mine[1], u)} against {format_value(mine[2], u)})"
+    what = c.signal if c.per is None else f"{c.signal} per {c.per}"
     cause_at = f"({format_value(cause[1], cu)} against {format_value(cause[2], cu)})"
     if own_past:
         text = (
@@ -113,7 +134,7 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
         )
     else:
         text = (
-            f"{c.signal} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident "
+            f"{what} on {inst} is {mine[0]:.2f}× worse than its peers' since the incident "
             f"began {mine_at} while {c.than} is {cause[0]:.2f}× worse {cause_at}: more than "
             "that can cause"
         )
