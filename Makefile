@@ -28,6 +28,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The inner loop: everything but the `server`, `sim`, `slow` and `packaging` markers (pyproject.toml).
+# Measured on 2 busy cores, bytecode not cached: 1207 tests in 153 s wall (93 s CPU) before the CLI,
+# browser and storm tests were marked `slow`; 1172 tests in 32-37 s wall (22-27 s CPU) after.
 unit: $(STAMP)
 	$(BIN)/pytest -q -m "not server and not sim and not slow and not packaging"
 

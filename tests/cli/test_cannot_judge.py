@@ -32,6 +32,9 @@ EXIT_CANNOT_JUDGE = 3
 #: metric names a vLLM + DCGM fleet would list; every query for them then fails
 NAMES = ["vllm:num_requests_waiting", "DCGM_FI_DEV_GPU_UTIL", "node_cpu_seconds_total"]
 
+#: the CLI in a subprocess, each against real retries and timeouts (half a minute in all)
+pytestmark = pytest.mark.slow
+
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -33,6 +33,7 @@ def test_accuracy_from_a_later_seed_as_json_and_into_a_page(tmp_path: Path) -> N
     assert "seeds 12–12" in text
 
 
+@pytest.mark.slow
 def test_accuracy_rejects_an_empty_dialect_list() -> None:
     res = _run("accuracy", "--dialects", ",")
     assert res.returncode == 2 and "--dialects is empty" in res.stderr

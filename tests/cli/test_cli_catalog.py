@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from infersight.cli import app
@@ -37,6 +38,7 @@ def test_exporters_table_and_json() -> None:
     assert runner.invoke(app, ["exporters"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_line_and_exit_2() -> None:
     """Run the installed entry point, so the one-line error handler is exercised too."""
     res = subprocess.run(
@@ -49,6 +51,7 @@ def test_usage_errors_are_one_line_and_exit_2() -> None:
     assert "unknown exporter family 'nope'" in res.stderr
 
 
+@pytest.mark.slow
 def test_bad_mapping_folder_is_named(tmp_path: object) -> None:
     res = subprocess.run(
         [
@@ -89,6 +92,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_bad_windows_fail_before_any_query(tmp_path: Path) -> None:
     """A typo in --step or --at costs one line and no HTTP request (port 9 answers nothing)."""
     url, out = "http://127.0.0.1:9", str(tmp_path / "b.tar.gz")
@@ -104,6 +108,7 @@ def test_bad_windows_fail_before_any_query(tmp_path: Path) -> None:
     assert not (tmp_path / "b.tar.gz").exists()
 
 
+@pytest.mark.slow
 def test_overwrite_never_deletes_a_folder_of_other_files(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
@@ -113,11 +118,13 @@ def test_overwrite_never_deletes_a_folder_of_other_files(tmp_path: Path) -> None
     assert (precious / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.slow
 def test_import_of_a_directory_says_so(tmp_path: Path) -> None:
     res = _run("bundle", "import", str(tmp_path), "-o", str(tmp_path / "x.tar.gz"))
     assert res.returncode == 2 and "is a directory" in res.stderr
 
 
+@pytest.mark.slow
 def test_at_outside_the_bundle_window_is_refused(tmp_path: Path) -> None:
     import numpy as np
 

@@ -42,11 +42,13 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_bundle(target, {"incident": frame}, {"kind": "test"})
 
 
+@pytest.mark.slow
 def test_version() -> None:
     res = cli("--version")
     assert res.returncode == 0 and res.stdout.startswith("infersight ")
 
 
+@pytest.mark.slow
 def test_help_documents_every_exit_code() -> None:
     for args in (["--help"], ["diagnose", "--help"], ["detect", "--help"]):
         text = " ".join(cli(*args).stdout.split())
@@ -55,6 +57,7 @@ def test_help_documents_every_exit_code() -> None:
         assert "2 usage error" in text and "3 input or server error" in text, args
 
 
+@pytest.mark.slow
 def test_exit_codes(bundle: Path, tmp_path: Path) -> None:
     assert cli("diagnose", str(bundle)).returncode == 1  # findings
     assert cli("diagnose", str(bundle), "--format", "xml").returncode == 2  # usage
@@ -66,6 +69,7 @@ def test_exit_codes(bundle: Path, tmp_path: Path) -> None:
     assert cli("signals", "--mappings", str(tmp_path / "nowhere")).returncode == 3
 
 
+@pytest.mark.slow
 def test_an_environment_variable_never_breaks_a_command_that_does_not_use_it(
     bundle: Path,
 ) -> None:
@@ -101,12 +105,14 @@ def test_at_takes_a_clock_time() -> None:
         parse_at("25:61")
 
 
+@pytest.mark.slow
 def test_at_clock_time_on_a_bundle_is_the_last_such_time_in_it(bundle: Path) -> None:
     res = cli("diagnose", str(bundle), "--at", "22:50Z", "-f", "json")
     assert res.returncode in (0, 1), res.stderr
     assert datetime.fromtimestamp(json.loads(res.stdout)["end"], UTC).strftime("%H:%M") == "22:50"
 
 
+@pytest.mark.slow
 def test_format_and_out_are_spelt_the_same_in_every_command(bundle: Path) -> None:
     for args in (["signals"], ["exporters"], ["lab", "scenarios"], ["bundle", "inspect"]):
         extra = [str(bundle)] if args[0] == "bundle" else []
@@ -121,6 +127,7 @@ def test_format_and_out_are_spelt_the_same_in_every_command(bundle: Path) -> Non
     assert "--window" in helps["pull"] and "--since" not in helps["pull"]
 
 
+@pytest.mark.slow
 def test_diagnose_brief_and_full(bundle: Path) -> None:
     brief = cli("diagnose", str(bundle), "--brief")
     assert brief.returncode == 1 and len(brief.stdout.splitlines()) <= 12
@@ -130,6 +137,7 @@ def test_diagnose_brief_and_full(bundle: Path) -> None:
     assert "Coverage per layer" in long and "Coverage per layer" not in short
 
 
+@pytest.mark.slow
 def test_durations_carry_their_unit(tmp_path: Path) -> None:
     text = " ".join(cli("lab", "sim", "--help").stdout.split())
     assert "--duration" in text and "3h" in text and "--history" in text

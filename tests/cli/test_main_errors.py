@@ -33,6 +33,7 @@ def test_an_internal_error_is_one_line_and_a_file(
     assert "Traceback" in report.read_text() and "_boom" in report.read_text()
 
 
+@pytest.mark.slow
 def test_markup_in_a_user_error_is_printed_not_parsed(tmp_path: Path) -> None:
     missing = tmp_path / "no[/]such.tar.gz"
     run = subprocess.run(
@@ -45,6 +46,7 @@ def test_markup_in_a_user_error_is_printed_not_parsed(tmp_path: Path) -> None:
     assert "no[/]such" in run.stderr
 
 
+@pytest.mark.slow
 def test_stdout_that_cannot_be_written_is_one_line() -> None:
     with open("/dev/full", "w") as full:
         run = subprocess.run(

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRAPE = """\
 # TYPE vllm:num_requests_waiting gauge
 vllm:num_requests_waiting{instance="node-0:8000",model_name="m"} 3
@@ -23,6 +25,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_diagnose_a_one_scrape_import(tmp_path: Path) -> None:
     scrape = tmp_path / "one.prom"
     scrape.write_text(SCRAPE)

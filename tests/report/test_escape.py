@@ -94,6 +94,7 @@ def evil_bundle(markup_folder: Path) -> Path:
     return write_bundle(markup_folder / "]b", {"incident": frame}, {"kind": "test"})
 
 
+@pytest.mark.slow
 def test_detect_and_diagnose_with_hostile_instance_names(evil_bundle: Path) -> None:
     for args in (["detect"], ["diagnose"], ["diagnose", "--full"], ["diagnose", "-f", "md"]):
         res = cli(*args, str(evil_bundle))
@@ -106,6 +107,7 @@ def test_detect_and_diagnose_with_hostile_instance_names(evil_bundle: Path) -> N
             assert "n[/]0" in res.stdout
 
 
+@pytest.mark.slow
 def test_paths_with_markup_in_printed_lines(evil_bundle: Path, markup_folder: Path) -> None:
     out = markup_folder / "]r.md"
     res = cli("diagnose", str(evil_bundle), "-f", "md", "-o", str(out))

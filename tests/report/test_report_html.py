@@ -120,6 +120,7 @@ def _run(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_report(tmp_path: Path) -> None:
     exe = _chromium()
     d = hostile()

@@ -166,6 +166,7 @@ def screenshot(page: Path, tmp: Path) -> bytes:
     return png.read_bytes()
 
 
+@pytest.mark.slow
 def test_chromium_shows_the_symptom_plot_first(tmp_path: Path) -> None:
     d = incident()
     page = write_report(d, tmp_path / "report.html", "html", windows(d))

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import pytest
 from inprocess import running
 from notifications import notification
 
@@ -102,6 +103,7 @@ async def _send_all(url: str, sends: list[dict[str, object]]) -> Counter[str]:
     return statuses
 
 
+@pytest.mark.slow
 def test_a_storm_of_1000_alerts(tmp_path: Path) -> None:
     cfg = ServeConfig.model_validate(
         {
@@ -188,6 +190,7 @@ def test_remembered_groups_are_bounded_and_expire() -> None:
     assert d.stats.accepted == 501
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_10000_groups() -> None:
     """What a long storm leaves behind does not grow with it: the 10,000th group costs the
     service no more memory than the 1,000th (measured: 2 KB more after 9,000 more groups)."""

@@ -68,12 +68,14 @@ def _om(path: Path, value: str, step_s: int = 15, points: int = 20) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_an_all_nan_import_says_the_values_are_nan(tmp_path: Path) -> None:
     r = _cli("bundle", "import", str(_om(tmp_path / "a.om", "NaN")), "-o", str(tmp_path / "b"))
     assert r.returncode == 3 and "every value in the files is NaN" in r.stderr
     assert "exporter" not in r.stderr
 
 
+@pytest.mark.slow
 def test_an_import_past_the_grid_limit_is_one_line(tmp_path: Path) -> None:
     om = _om(tmp_path / "a.om", "1", step_s=86_400, points=5)  # 4 days at a 15 s step
     r = _cli(
@@ -83,12 +85,14 @@ def test_an_import_past_the_grid_limit_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "b").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999", "http://:9090"])
 def test_a_bad_url_is_one_line(url: str) -> None:
     r = _cli("probe", "-p", url)
     assert r.returncode == 2 and "--prometheus" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_ca_file_that_is_not_a_certificate_is_one_line(tmp_path: Path) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("not a certificate\n")
@@ -96,6 +100,7 @@ def test_a_ca_file_that_is_not_a_certificate_is_one_line(tmp_path: Path) -> None
     assert r.returncode == 2 and "not a readable PEM certificate" in r.stderr
 
 
+@pytest.mark.slow
 def test_pull_reports_the_real_error_when_every_query_fails(tmp_path: Path) -> None:
     def broken(req: Request) -> Reply:
         if req.path.endswith("/values"):

@@ -27,6 +27,7 @@ def test_refused(text: str) -> None:
         parse_timeout(text)
 
 
+@pytest.mark.slow
 def test_the_option_reaches_the_client() -> None:
     def slow(_r: Request) -> Reply:
         time.sleep(3)
