@@ -35,6 +35,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),
     "replica-kill": ('min(up{job="vllm",node="replica-{r}"})', "== 0"),
     "redis-maxmemory": ("sum(increase(redis_evicted_keys_total[2m]))", "> 0"),
+    "vector-out-of-ram": (
+        'sum(rate(infersight_dependency_major_page_faults_total{node="vector"}[1m]))',
+        "> 5",
+    ),
     "link-slow": (
         "histogram_quantile(0.99, sum by (le) "
         '(rate(lab_api_dependency_seconds_bucket{dependency="llm"}[1m])))',

@@ -60,9 +60,11 @@ REAL = re.compile(
     r"|(server|backend)_response_time_average_seconds|backend_current_queue)"
     r"|up|nginxplus_upstream_server_(response_time|responses))$"
 )
-# infersight's own names: the serving library's, plus those only the lab simulator exports
+# infersight's own names: the serving library's, plus those only the lab (its simulator,
+# the live lab's vector service) exports
 NATIVE_LAB_ONLY = {
     "infersight_dependency_duration_seconds_bucket",
+    "infersight_dependency_major_page_faults_total",
     "infersight_gc_pause_seconds_total",
     "infersight_gpu_processes",
     "infersight_model_load_seconds",

@@ -139,8 +139,8 @@ def fault(
     DIR/faults/truth.jsonl.
 
     Faults: api-pool-shrink, api-gc-pressure, batch-delay, replica-kill, redis-maxmemory,
-    link-slow, link-lossy, cpu-hog, disk-pressure, gpu-clock-drop, gpu-xid, gpu-vram-leak (the
-    gpu-* faults change the modelled card). See docs/lab.md.
+    link-slow, link-lossy, vector-out-of-ram, cpu-hog, disk-pressure, gpu-clock-drop, gpu-xid,
+    gpu-vram-leak (the gpu-* faults change the modelled card). See docs/lab.md.
     """
     from infersight.lab.live import faults, stack
     from infersight.timeparse import parse_duration

@@ -4,7 +4,9 @@ ground truth (what, where, when, what a diagnosis should name) appended to
 
 Real faults change real software: the API's worker pool, Redis's maxmemory, a killed process,
 a CPU hog (stress-ng), a slow or lossy link (a delaying, resetting TCP proxy: netem needs
-CAP_NET_ADMIN). GPU faults change the GPU stand-in's modelled card.
+CAP_NET_ADMIN), the vector index's on-disk vectors evicted from the page cache as reclaim
+would evict an index past its RAM (real disk reads and major faults; the pressure is arranged).
+GPU faults change the GPU stand-in's modelled card.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ REDIS_MAXMEMORY_NORMAL = "64mb"
 @dataclass(frozen=True)
 class FaultSpec:
     name: str
-    where: str  # "api", "redis", "replica", "host"
+    where: str  # "api", "redis", "vector", "replica", "host"
     what: str
     expected: tuple[str, ...]  # hypotheses that name it (root cause, or the right layer/hop)
     layer: str
@@ -87,6 +89,14 @@ FAULTS: dict[str, FaultSpec] = {
             "30% of new connections to the replica reset",
             ("upstream_connect_slow", "network_retransmits", "gateway_fault"),
             "access",
+            True,
+        ),
+        FaultSpec(
+            "vector-out-of-ram",
+            "vector",
+            "the vector index's on-disk vectors evicted from the page cache every 20 ms",
+            ("vector_db_swap",),
+            "dependency",
             True,
         ),
         FaultSpec(
@@ -245,6 +255,9 @@ def inject(
         limit = used - dataset + max(200_000, dataset // 10)
         _redis(port, "CONFIG", "SET", "maxmemory", str(limit))
         params = {"maxmemory": limit}
+    elif name == "vector-out-of-ram":
+        params = {"interval_s": 0.02}
+        _admin(_part_url(lab, "vector"), "/admin/fault", {"name": "out-of-ram", "params": params})
     elif name == "link-slow":
         params = {"delay_s": 0.2}
         _set_links(lab, replica, params)
@@ -316,6 +329,8 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
             restart(lab, f"gpu-{replica}")
         elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
             _admin(_part_url(lab, f"gpu-{replica}"), "/admin/clear")
+        elif name == "vector-out-of-ram":
+            _admin(_part_url(lab, "vector"), "/admin/clear")
         elif name == "redis-maxmemory":
             _redis(lab.part("redis").port, "CONFIG", "SET", "maxmemory", REDIS_MAXMEMORY_NORMAL)
         elif name in ("link-slow", "link-lossy"):
