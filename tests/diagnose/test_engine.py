@@ -522,7 +522,7 @@ def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:
     f = _frame(_vector_incident())
     rose = Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2, where="same")
     noise = np.random.default_rng(3).standard_normal((len(NODES), f.n))
-    for jitter, lift, holds in ((0.01, 1.3, True), (0.01, 1.1, False), (0.3, 1.3, False)):
+    for jitter, lift, holds in ((0.01, 1.3, True), (0.01, 1.05, False), (0.3, 1.3, False)):
         latency = 0.045 * (1 + jitter * noise)
         latency[0, ONSET:] *= lift  # 30% slower on node-0: under the 40% deviation floor
         ctx, _ = _ctx_with({"service.e2e_latency_avg": latency})
@@ -531,6 +531,26 @@ def test_rose_reads_a_shift_below_detection_floors_beyond_the_noise() -> None:
         if holds:
             assert o.instances == {"node-0"}
             assert "rose to" in o.evidence[0].statement
+
+
+def test_a_shift_part_of_the_way_is_weak_support_and_vetoes_nothing() -> None:
+    from infersight.diagnose.conditions import eval_condition
+    from infersight.diagnose.kb import Condition
+
+    f = _frame(_vector_incident())
+    pinned = Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2, where="same")
+    fleet = Condition(signal="service.e2e_latency_avg", state="rose", factor=1.2, min_share=0.5)
+    noise = np.random.default_rng(3).standard_normal((len(NODES), f.n))
+    latency = 0.045 * (1 + 0.01 * noise)
+    latency[:, ONSET:] *= 1.12  # 12% slower everywhere: over half of 1.2× (in ratio terms)
+    ctx, _ = _ctx_with({"service.e2e_latency_avg": latency})
+    o = eval_condition(ctx, pinned, frozenset(NODES))
+    assert o.truth is True and o.instances == set(NODES)
+    assert "part of the 1.2× looked for: weak support" in o.evidence[0].statement
+    assert max(o.scores) == ctx.config.partial_score
+    # read to rule a cause out it is no evidence; nor on instances nothing else pinned
+    assert eval_condition(ctx, pinned, frozenset(NODES), refuting=True).truth is False
+    assert eval_condition(ctx, fleet, None).truth is False
 
 
 def test_rose_needs_a_factor_and_the_same_instances_or_half_the_fleet() -> None:

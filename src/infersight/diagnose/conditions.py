@@ -159,6 +159,8 @@ def eval_condition(
         ok, ev, onset = reading.holds, reading.evidence, reading.onset
         if ok and refuting and c.state in ("above", "below"):
             ok = not level.bad_before(ctx, c, inst, since)
+        if ok and refuting and reading.partial:  # weak evidence rules nothing out
+            ok = False
         first = _first_sign(ctx, c, inst, onset, family)
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False

@@ -89,6 +89,21 @@ class DiagnoseConfig(BaseModel):
         description="`rose`/`fell`: fewer samples than this before the onset tell nothing of "
         "its noise, and the shift is not read.",
     )
+    partial_shift: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="`rose`/`fell` on instances another condition pinned (where: same): a shift "
+        "that went this share of its factor's way (in ratio terms: 1.2× asked, 1.095× seen), "
+        "and beyond the noise, is weak support in a confirm. The anchor already found the cause "
+        "there; how much its consequence shows is a matter of degree (a milder fault, a "
+        "coarser scrape), not a yes or no. Never in a refute: weak evidence vetoes nothing.",
+    )
+    partial_score: float = Field(
+        1.0,
+        ge=0,
+        description="The score of such a partial shift: as weak as a `normal` held.",
+    )
 
     # -- when: together ---------------------------------------------------------------------
     together_s: float = Field(

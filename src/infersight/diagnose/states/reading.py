@@ -15,12 +15,14 @@ class Reading:
     """One condition on one instance. `evidence`: what was seen (where it does not hold, the
     contrary sign a `normal` found, else None); `onset`: when the change began, None for a
     state that dates nothing (a slope, a capacity); `score`: its strength for
-    `rank.confidence` (a scored anomaly's own score, else one of `DiagnoseConfig`'s)."""
+    `rank.confidence` (a scored anomaly's own score, else one of `DiagnoseConfig`'s);
+    `partial`: held only part of the way (weak support in a confirm, nothing in a refute)."""
 
     holds: bool
     evidence: Evidence | None = None
     onset: float | None = None
     score: float = 0.0
+    partial: bool = False
 
 
 #: the condition does not hold and there is nothing to show for it

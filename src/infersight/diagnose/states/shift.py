@@ -1,10 +1,13 @@
 """`rose` / `fell`: the median since the onset (or since `when: during`'s anchor) against the
 median before, by `factor`, and beyond the noise before (`shift_z` robust σ of single
-samples: conservative, a noisy signal needs more than `factor`). Fewer than
+samples: conservative, a noisy signal needs more than `factor`). On instances another condition
+pinned, a shift part of the way (`partial_shift`) is weak support in a confirm. Fewer than
 `shift_min_before` samples before tell nothing of its noise: the shift is not read. Like a
 level, a shift dates no change of its own: the incident's onset."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -28,7 +31,8 @@ def doc(cfg: DiagnoseConfig) -> str:
         "`rose`/`fell` — on instances another condition pinned, the median since the onset "
         f"against the median before by the factor and beyond {cfg.shift_z:g} robust σ of the "
         "noise before (a change under detection's floors: did the users feel a cause already "
-        "seen)"
+        f"seen); with where: same, a shift {cfg.partial_shift:g} of the factor's way (in ratio "
+        "terms) is weak support in a confirm and nothing in a refute"
     )
 
 
@@ -56,9 +60,16 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
         return NOT_HELD
     sigma = MAD_TO_SIGMA * float(np.median(np.abs(before - pre)))
     moved = post - pre if c.state == "rose" else pre - post
-    ok = post >= factor * pre if c.state == "rose" else post * factor <= pre
-    if not ok or moved <= cfg.shift_z * sigma:
+    if moved <= cfg.shift_z * sigma:
+        return NOT_HELD
+    ratio = post / pre if c.state == "rose" else (pre / post if post > 0 else np.inf)
+    if ratio >= factor:
+        ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset, since)
+        cap = cfg.state_score_cap
+        return Reading(True, ev, ctx.onset, min(cap, float(ratio)))
+    if c.where != "same" or ratio < factor**cfg.partial_shift:
         return NOT_HELD
     ev = from_level(ctx, c.signal, inst, c.state, pre, post, factor * pre, ctx.onset, since)
-    cap = cfg.state_score_cap
-    return Reading(True, ev, ctx.onset, min(cap, max(post / pre, pre / post) if post > 0 else cap))
+    weak = f"{ev.statement}; part of the {factor:g}× looked for: weak support"
+    ev = dataclasses.replace(ev, statement=weak)
+    return Reading(True, ev, ctx.onset, cfg.partial_score, partial=True)
