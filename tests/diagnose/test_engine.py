@@ -832,3 +832,25 @@ def test_a_library_caller_with_nothing_readable_is_told_so() -> None:
     assert dx.summary.startswith("Cannot judge")
     full = diagnose({"incident": _frame(_vector_incident())})
     assert full.judged is True and full.coverage
+
+
+def test_one_of_two_machines_slowing_is_a_slow_instance_and_both_are_not() -> None:
+    """Seed §4.2 with the smallest fleet there is: one peer to compare with. Half the fleet is
+    one machine, and one peer is enough once its own past says which of the two moved."""
+
+    def spec(slow_too: bool) -> dict[str, dict[str, tuple[float, float]]]:
+        after = 0.26 if slow_too else 0.12
+        return {
+            "inference.forward_time_avg": {"node-0": (0.12, 0.26), "node-1": (0.12, after)},
+            "service.e2e_latency_p99": {"node-0": (0.4, 0.95), "node-1": (0.4, 3.6 * after)},
+            "service.e2e_latency_avg": {"node-0": (0.2, 0.42), "node-1": (0.2, 1.6 * after)},
+            "service.request_rate": {"node-0": (20.0, 20.0), "node-1": (20.0, 20.0)},
+            "inference.gpu_util": {"node-0": (0.6, 0.6), "node-1": (0.6, 0.6)},
+        }
+
+    dx = diagnose({"incident": _frame(spec(slow_too=False))})
+    assert [r.hypothesis for r in dx.root_causes][:1] == ["slow_instance"]
+    h = dx.hypothesis("slow_instance")
+    assert h is not None and h.instances == ("node-0",)
+    both = diagnose({"incident": _frame(spec(slow_too=True))})
+    assert "slow_instance" not in {r.hypothesis for r in both.root_causes}

@@ -184,7 +184,9 @@ def eval_condition(
         normal = [ctx.config.normal_score]
         return Outcome(True, frozenset(held), evidence[:shown], scores=normal)
     share = len(held) / len(cands)
-    if not held or share < c.min_share or share > c.max_share:
+    # one machine among peers is never a fleet-wide change: with two of them, one is half
+    too_many = share > c.max_share and not (len(held) == 1 < len(cands))
+    if not held or share < c.min_share or too_many:
         since = _during(ctx, c, cands[0], began or {})
         seen = [apart] if apart else _not_seen(ctx, c, cands, since, held)
         return Outcome(False, evidence=seen)

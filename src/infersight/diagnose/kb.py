@@ -101,7 +101,8 @@ class Condition(BaseModel):
     condition matched, or the `other` instances (not those). `min_share`: the share of the
     instances carrying the signal on which it must hold (1 instance of 10 is an outlier; 6 of
     10 is the fleet); `max_share`: at most this share (a leak on one instance, not a fleet-wide
-    ramp with load).
+    ramp with load); one instance among two or more always passes it, since a single machine
+    is the smallest part of a fleet there is (one of two is half of it).
     when: `together` (with `where: same`, on a state that dates its own change: up, down,
     outlier, absent, event, outage, above/below with `stat`): on each instance the change began
     within `together_s` of a change the first matched member of the enclosing `all` group (of

@@ -5,7 +5,8 @@ grew `factor` times as much as `than`'s did against their peaks before (a pass t
 below it a larger batch costs less per item). With `per`, the peer form reads the signal per
 unit of another first (a pass's time per request in it: a card that fell behind runs larger
 batches, which take longer whatever its clock). Does not hold where either signal, `per`, or
-(against peers) two peers are missing: it refutes only on data."""
+(against peers) every peer is missing: it refutes only on data. One peer is enough: the
+conditions that pinned the instance already said which of the two moved."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, floa
     since = ctx.split_medians(signal, ctx.split())
     own = since.get(inst, (None, None))[1]
     ordered = _sorted_since(ctx, signal)
-    if own is None or ordered.size - 1 < 2:  # its peers: every other instance with a reading
+    if own is None or ordered.size < 2:  # its peers: every other instance with a reading
         return None
     fleet = _median_without(ordered, own)
     if own <= 0 or fleet <= 0:
