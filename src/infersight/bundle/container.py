@@ -30,6 +30,9 @@ from infersight.sources.jsonload import loads
 Listed = Callable[[str], bool] | None
 
 
+_STREAM_CHUNK = 1 << 20
+
+
 def is_tarball(path: str | os.PathLike[str]) -> bool:
     return str(path).endswith((".tar.gz", ".tgz"))
 
@@ -88,7 +91,9 @@ def _read_tar(path: Path, limits: Limits, fd: int) -> dict[str, bytes]:
     cap = limits.total_bytes + 1024 * (limits.members + 2)
     with os.fdopen(fd, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
         stream = _CountingReader(gz, cap, where)
-        with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+        # a stream read in 1 MiB pieces, not tarfile's 10 KiB records: a 15 MB member read
+        # record by record costs a third of a second of copying before any parsing
+        with tarfile.open(fileobj=stream, mode="r|", bufsize=_STREAM_CHUNK) as tar:  # type: ignore[call-overload]
             for entries, info in enumerate(tar, start=1):
                 if entries > limits.members:
                     raise fail(
