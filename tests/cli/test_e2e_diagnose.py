@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from infersight.bundle import write_bundle
 from infersight.cli import app
+from infersight.cli.common import EXIT_USAGE, CommandError
 from infersight.lab.live.servers import LocalPrometheus
 from infersight.lab.sim.outputs import incident_end, sim_frame, write_sim_openmetrics
 from infersight.lab.sim.run import simulate
@@ -48,6 +49,16 @@ def test_live_prometheus_and_bundle_give_the_same_diagnosis(
     live = _roots(["diagnose", "-p", prom.url, "--at", iso(end), "--window", "1h"])
     assert {"vector_db_swap", "cache_capacity"} <= set(offline[:2])
     assert live == offline
+    # a shorter rate window reads the same history at a finer grain: same causes, and the
+    # report says which window its rates were taken over
+    args = ["diagnose", "-p", prom.url, "--at", iso(end), "--window", "1h"]
+    short = runner.invoke(app, [*args, "--rate-window", "1m", "--format", "json"])
+    doc = json.loads(short.stdout)
+    assert doc["source"]["rate_window"] == "1m"
+    assert {"vector_db_swap", "cache_capacity"} <= {r["hypothesis"] for r in doc["root_causes"][:2]}
+    refused = runner.invoke(app, ["diagnose", str(bundle), "--rate-window", "1m"])
+    assert isinstance(refused.exception, CommandError) and refused.exception.code == EXIT_USAGE
+    assert "a bundle's rates are already in it" in refused.exception.message
 
 
 def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from infersight.cli.inputs import (
     AtOpt,
     BundleArg,
     PrometheusOptional,
+    RateWindowOpt,
     WindowOpt,
     gather,
     prometheus_or_env,
@@ -67,6 +68,7 @@ def detect(
     prometheus: PrometheusOptional = None,
     at: AtOpt = None,
     window: WindowOpt = "1h",
+    rate_window: RateWindowOpt = "5m",
     limit: Annotated[int, typer.Option("--limit", help="Rows of the anomalies table.")] = 40,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
@@ -110,7 +112,7 @@ def detect(
 
         run_cli(conn, window, mappings, as_json)
         return
-    inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit)
+    inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit, rate_window)
     cov = assess(inputs.windows, inputs.missing, inputs.at)
     coverage = [c.__dict__ for c in cov.layers]
     if not cov.judged:
@@ -200,6 +202,7 @@ def diagnose(
     at: AtOpt = None,
     alert: AlertOpt = None,
     window: WindowOpt = "1h",
+    rate_window: RateWindowOpt = "5m",
     rules: Annotated[
         list[Path] | None,
         typer.Option("--rules", help="Folder of your own hypothesis files (*.yaml); repeatable."),
@@ -301,7 +304,7 @@ def diagnose(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
     )
     quiet = fmt not in ("terminal", "text") and out is None
-    inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit)
+    inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
     if cov.judged:
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
