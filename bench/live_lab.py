@@ -5,8 +5,14 @@ against the ground truth, misses included.
     .venv/bin/python -m bench.live_lab --replicas 2 --rate 6 --write
 
 One lab serves every fault in turn: a clean warm-up, then per fault: inject, hold under load,
-query Prometheus for the fault's own signature, diagnose (window 5m, so the clean minutes
-before the fault are in it), clear, let it recover. The lab is always torn down at the end.
+query Prometheus for the fault's own signature, diagnose, clear, let it recover. The lab is
+always torn down at the end.
+
+The diagnosis window holds the fault and the clean minutes before it, and nothing of the fault
+before: the quiet time since the last clear (or the warm-up), less one rate window (a rate
+still carries what happened that long ago) and a settling margin. Rates are taken over
+`--rate-window` (1m: twelve 5 s scrapes), since a 5m rate would spread a 100 s fault over
+five minutes.
 """
 
 from __future__ import annotations
@@ -65,6 +71,15 @@ def _seen(value: float | None, test: str) -> bool:
     ]
 
 
+_AUTO_WINDOW = "the hold and the quiet time before it, less one rate window and 30 s"
+
+
+def _seconds(duration: str) -> float:
+    from infersight.timeparse import parse_duration
+
+    return parse_duration(duration)
+
+
 def query(prom: str, expr: str) -> float | None:
     with httpx.Client(timeout=10.0, trust_env=False) as http:
         data = http.get(prom + "/api/v1/query", params={"query": expr}).json()
@@ -89,8 +104,23 @@ def _cli() -> str:
     return str(Path(sys.executable).with_name("infersight"))
 
 
-def diagnose(prom: str, window: str, keep: Path | None = None) -> tuple[list[str], str]:
-    cmd = [_cli(), "diagnose", "-p", prom, "--window", window, "--format", "json"]
+#: seconds of a quiet period left out after a clear or the lab's start, beyond one rate
+#: window: queues drain and caches refill
+SETTLE_S = 30
+
+
+def window_for(quiet_s: float, hold_s: float, rate_window_s: float) -> str:
+    """The diagnosis window: the fault's hold and the clean time before it (at least a
+    minute, for a baseline to compare with)."""
+    lead = max(60.0, quiet_s - rate_window_s - SETTLE_S)
+    return f"{int(lead + hold_s)}s"
+
+
+def diagnose(
+    prom: str, window: str, rate_window: str, keep: Path | None = None
+) -> tuple[list[str], str]:
+    cmd = [_cli(), "diagnose", "-p", prom, "--window", window, "--rate-window", rate_window]
+    cmd += ["--format", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     if keep is not None:  # the whole answer, as evidence for a miss
         keep.write_text(out.stdout or out.stderr)
@@ -142,6 +172,7 @@ def run(args: argparse.Namespace) -> list[Row]:
     try:
         print(f"warm-up {args.warmup}s", flush=True)
         time.sleep(args.warmup)
+        quiet = float(args.warmup)
         for name in args.faults:
             spec = faults.FAULTS[name]
             r = args.replica
@@ -155,7 +186,8 @@ def run(args: argparse.Namespace) -> list[Row]:
             if args.keep is not None:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 keep = args.keep / f"{name}.json"
-            named, cmd = diagnose(lab.prometheus_url, args.window, keep)
+            window = args.window or window_for(quiet, args.hold, _seconds(args.rate_window))
+            named, cmd = diagnose(lab.prometheus_url, window, args.rate_window, keep)
             hit = any(n.split("@")[0] in spec.expected for n in named)
             rows.append(
                 Row(
@@ -175,6 +207,7 @@ def run(args: argparse.Namespace) -> list[Row]:
             lab = stack.Lab.load(lab_dir)
             if args.recover:
                 time.sleep(args.recover)
+            quiet = float(args.recover)
     finally:
         try:
             load.terminate()
@@ -192,8 +225,8 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
     lines = [
         f"{args.replicas} replicas, {args.rate:g} requests/s open loop through HAProxy, "
         f"Prometheus scraping every 5 s; warm-up {args.warmup} s, each fault held "
-        f"{args.hold} s, then `infersight diagnose -p PROM --window {args.window} "
-        "--format json`, then cleared"
+        f"{args.hold} s, then `infersight diagnose -p PROM --window W --rate-window "
+        f"{args.rate_window} --format json` (W: {args.window or _AUTO_WINDOW}), then cleared"
         + (
             "; a fresh lab for every fault. "
             if args.isolated
@@ -234,7 +267,10 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=150)
     p.add_argument("--hold", type=int, default=90)
     p.add_argument("--recover", type=int, default=45)
-    p.add_argument("--window", default="5m")
+    p.add_argument(
+        "--window", default=None, help="Diagnosis window (default: " + _AUTO_WINDOW + ")"
+    )
+    p.add_argument("--rate-window", default="1m", help="diagnose's --rate-window")
     p.add_argument("--faults", nargs="+", default=list(faults.FAULTS))
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
     p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
