@@ -61,12 +61,20 @@ class FrontMatter(BaseModel):
     @field_validator("services", "layers", "root_causes", "signals", mode="before")
     @classmethod
     def _list(cls, v: Any) -> Any:
-        return [] if v is None else v
+        if v is None:
+            return []
+        return [_line(x) for x in v] if isinstance(v, list) else v
 
-    @field_validator("fixed_by", mode="before")
+    @field_validator("title", "fixed_by", mode="before")
     @classmethod
     def _text(cls, v: Any) -> Any:
-        return "" if v is None else v
+        return "" if v is None else _line(v)
+
+
+def _line(v: Any) -> Any:
+    """Text fields are one line, runs of white space as one space (YAML itself folds line
+    breaks such as U+0085 inside plain text, so a field would not read back as written)."""
+    return " ".join(v.split()) if isinstance(v, str) else v
 
 
 def _problem(exc: ValidationError) -> str:
