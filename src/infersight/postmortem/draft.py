@@ -186,7 +186,7 @@ def body(incident: Incident, seen: Sequence[str] = ()) -> str:
         "",
     ]
     if seen:
-        out += ["## Seen before", "", *[f"- {line}" for line in seen], ""]
+        out += ["## Seen before", "", *[f"- {md(line)}" for line in seen], ""]
     return "\n".join(out)
 
 

@@ -145,7 +145,12 @@ class Index:
             "ORDER BY score LIMIT ?",
             (query, limit),
         ).fetchall()
-        return [Hit(r[0], r[1], r[2], float(r[3]), " ".join(str(r[4]).split())) for r in rows]
+        return [Hit(r[0], r[1], r[2], float(r[3]), _plain(r[4])) for r in rows]
+
+
+def _plain(snippet: object) -> str:
+    """A snippet on one line, without the Markdown escapes the drafts put before `_` and `*`."""
+    return re.sub(r"\\([\\`*_{}<>|#])", r"\1", " ".join(str(snippet).split()))
 
 
 def match_query(text: str) -> str:
