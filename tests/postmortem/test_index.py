@@ -91,3 +91,15 @@ def test_a_symlinked_index_is_never_followed(
 def test_query_syntax_in_user_text_is_never_an_error(library: Path, text: str) -> None:
     search(library, text, 5)  # no sqlite3.OperationalError
     assert '"' not in match_query(text).replace('" "', "").strip('"')
+
+
+def test_an_index_path_taken_by_a_folder_is_left_alone_and_searched_in_memory(
+    library: Path,
+) -> None:
+    (library / INDEX).unlink(missing_ok=True)
+    (library / INDEX).mkdir()
+    (library / INDEX / "keep").write_text("mine")
+    hits, _, index = search(library, "vector", 5)
+    assert hits[0].id == "2026-03-14-vector-db-swap"
+    assert not index.sync.saved and "memory" in index.sync.note
+    assert (library / INDEX / "keep").read_text() == "mine"
