@@ -78,3 +78,5 @@ def test_unknown_keys_are_kept_and_empty_lists_read_as_empty() -> None:
 def test_slug() -> None:
     assert slug("vector db swap") == "vector-db-swap"
     assert slug("!!!") == "incident"
+    assert slug("nothing is wrong: no failure mode confirmed", 20) == "nothing-is-wrong-no"
+    assert slug("x" * 60) == "x" * 48  # no whole word fits: the start of the first

@@ -98,7 +98,9 @@ def _symptoms(d: Diagnosis) -> list[str]:
             continue
         figs = "; ".join(code(figure(e)) for e in _supporting(h))
         out.append(f"- **{md(h.title)}** ({code(h.id)}, {md(h.layer)}): {figs or 'no figures'}")
-    return out or ["- No symptom was confirmed by the diagnosis; " + BLANK]
+    if not any(not h.is_root for h in d.by_verdict("confirmed")):
+        out.append(f"- No symptom was confirmed by the diagnosis; {BLANK}")
+    return out
 
 
 def _ruled_out(d: Diagnosis) -> list[str]:

@@ -129,7 +129,13 @@ def dump(fm: FrontMatter) -> str:
 
 
 def slug(text: str, limit: int = 48) -> str:
-    """Lower-case words joined by hyphens: an id's or a file name's tail."""
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    out = "-".join(words)[:limit].strip("-")
+    """Lower-case words joined by hyphens, whole words up to `limit` characters: an id's
+    tail."""
+    out = ""
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        longer = f"{out}-{word}" if out else word
+        if len(longer) > limit:
+            out = out or word[:limit]  # one word longer than the limit: its start
+            break
+        out = longer
     return out or "incident"
