@@ -170,15 +170,13 @@ def list_(
         )
     else:
         table = Table(title=f"{len(entries)} postmortems in {markup_safe(library)}")
-        for col in ("id", "date", "status", "severity", "root causes", "title"):
-            table.add_column(col, no_wrap=col in ("id", "date"))
+        for col in ("id (date first)", "status", "root causes", "title"):
+            table.add_column(col, no_wrap=col.startswith("id"))
         for e in entries:
             f = e.front
             table.add_row(
                 markup_safe(f.id),
-                f.date.isoformat(),
-                f.status,
-                f.severity,
+                f.status if f.severity == "unset" else f"{f.status}, {f.severity}",
                 markup_safe(", ".join(f.root_causes) or "-"),
                 markup_safe(f.title),
             )
