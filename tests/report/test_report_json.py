@@ -31,6 +31,33 @@ def test_round_trips_through_from_dict(name: str) -> None:
     assert Diagnosis.from_dict(json.loads(render_json(d))) == d
 
 
+def test_seen_before_is_valid_against_the_schema_and_hostile_text_stays_inert() -> None:
+    from infersight.report import render
+    from infersight.report.seen_before import PastIncident
+
+    why = ("same root causes: vector_db_swap",)
+    past = PastIncident(
+        "2026-03-14-vector-db-swap", "2026-03-14", HOSTILE_TITLE, "more RAM", 0.93, why, "x.md"
+    )
+    doc = json.loads(render_json(incident(), seen=[past]))
+    assert doc["seen_before"][0]["fixed_by"] == "more RAM"
+    assert validate(doc, diagnosis_schema()) == []
+    assert validate({**doc, "seen_before": [{"id": 1}]}, diagnosis_schema()) != []
+    assert "seen_before" not in json.loads(render_json(incident()))  # no library: no key
+    assert json.loads(render_json(incident(), seen=[]))["seen_before"] == []
+    html = render(incident(), "html", seen=[past])
+    assert "<script>" not in html.split("<style>")[0] + html.split("</style>")[1]
+    assert "seen before: 2026-03-14, &lt;script&gt;" in html
+    md = render(incident(), "md", seen=[past])
+    assert "seen before: 2026-03-14, \\<script\\>" in md
+    for fmt in ("text", "brief"):
+        assert "fixed by more RAM" in " ".join(render(incident(), fmt, seen=[past]).split())
+    assert "nothing similar in the postmortem library" in render(incident(), "brief", seen=[])
+
+
+HOSTILE_TITLE = '<script>alert("x")</script>'
+
+
 def test_schema_catches_what_it_should() -> None:
     schema = diagnosis_schema()
     good: dict[str, Any] = json.loads(render_json(incident()))
@@ -55,8 +82,9 @@ def test_schema_catches_what_it_should() -> None:
 def test_schema_lists_every_field_of_the_dataclasses() -> None:
     schema = diagnosis_schema()
     top = set(incident().to_dict()) | {"schema"}
-    # `queries` (the PromQL behind each finding) is the report's own addition
-    assert set(schema["properties"]) == top | {"queries"}
+    # `queries` (the PromQL behind each finding) and `seen_before` (past incidents like it,
+    # with a postmortem library) are the report's own additions
+    assert set(schema["properties"]) == top | {"queries", "seen_before"}
     assert top == set(schema["required"])
     h = incident().hypotheses[0]
     assert set(schema["$defs"]["hypothesis"]["properties"]) == set(

@@ -19,6 +19,7 @@ from infersight.cli import (
     catalog_cmds,
     lab_cmds,
     live_cmds,
+    postmortem_cmds,
     pull_cmds,
     serve_cmds,
     stress_cmds,
@@ -85,6 +86,7 @@ app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")
 app.add_typer(stress_cmds.app, name="stress")
+app.add_typer(postmortem_cmds.app, name="postmortem")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

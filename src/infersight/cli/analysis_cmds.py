@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,6 +17,7 @@ from infersight.cli.common import (
     JsonAliasOpt,
     cannot_judge,
     console,
+    err_console,
     fail,
     markup_safe,
     print_json,
@@ -45,6 +46,10 @@ from infersight.cli.serve_cmds import AlertOpt, alert_at
 from infersight.signals import all_signals
 from infersight.timeparse import iso
 from infersight.units import format_value
+
+if TYPE_CHECKING:
+    from infersight.diagnose.result import Diagnosis
+    from infersight.report.seen_before import PastIncident
 
 
 def _conn(
@@ -196,6 +201,22 @@ def _ui_url(url: str | None) -> str | None:
     return f"{scheme}://{host_path}"
 
 
+def _seen_before(diagnosis: Diagnosis, history: Path | None) -> tuple[PastIncident, ...] | None:
+    """The past incidents like this one in the postmortem library (None without one); files
+    that cannot be read are named on stderr and the rest are searched."""
+    if history is None or not diagnosis.judged:
+        return None
+    from infersight.postmortem import LibraryError, seen_before
+
+    try:
+        seen, problems = seen_before(diagnosis, history)
+    except LibraryError as exc:
+        fail(f"--history: {exc}")
+    for p in problems:
+        err_console.print(f"[yellow]history: skipped[/] {markup_safe(p)}", highlight=False)
+    return seen
+
+
 def diagnose(
     bundle: BundleArg = None,
     prometheus: PrometheusOptional = None,
@@ -245,6 +266,16 @@ def diagnose(
     grafana_datasource: Annotated[
         str, typer.Option("--grafana-datasource", help="The Grafana data source to query.")
     ] = "prometheus",
+    history: Annotated[
+        Path | None,
+        typer.Option(
+            "--history",
+            help="A postmortem library folder: link the most similar past incidents in the "
+            "report (`infersight postmortem`).",
+            envvar="INFERSIGHT_HISTORY",
+            metavar="DIR",
+        ),
+    ] = None,
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
@@ -270,6 +301,8 @@ def diagnose(
       infersight diagnose incident.tar.gz --brief
 
       infersight diagnose -p http://prom:9090 --at 02:30Z -o report.html
+
+      infersight diagnose incident.tar.gz --history ops/postmortems   (seen before: …)
     """
     from infersight import coverage
     from infersight.diagnose import KBError, load_kb
@@ -295,6 +328,8 @@ def diagnose(
         except OutputError as exc:
             fail(f"--out: {exc}", EXIT_USAGE)
     fmt = format_for(out, fmt) if out is not None else fmt or "terminal"
+    if history is not None and not history.is_dir():
+        fail(f"--history {history}: no such folder (a postmortem library)", EXIT_USAGE)
     try:
         kb = load_kb(rules or [])
     except KBError as exc:
@@ -316,9 +351,10 @@ def diagnose(
         _ui_url(grafana_url),
         grafana_datasource,
     )
+    seen = _seen_before(diagnosis, history)
     if out is not None:
         try:
-            write_report(diagnosis, out, fmt, inputs.windows, full=full, links=links)
+            write_report(diagnosis, out, fmt, inputs.windows, full=full, links=links, seen=seen)
         except OutputError as exc:
             fail(str(exc))
         except OSError as exc:
@@ -326,9 +362,9 @@ def diagnose(
         console.print(f"wrote {markup_safe(out)}")
     elif fmt in ("terminal", "text"):
         if diagnosis.judged:
-            render_terminal(diagnosis, console, full=full)
+            render_terminal(diagnosis, console, full=full, seen=seen)
     else:
-        text = render(diagnosis, fmt, inputs.windows, full=full, links=links)
+        text = render(diagnosis, fmt, inputs.windows, full=full, links=links, seen=seen)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not diagnosis.judged:
         cannot_judge(cov.reason)

@@ -8,10 +8,12 @@ Markdown and `--brief` (Slack) are laid out from this; everything else is in the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, UnexplainedChange
 from infersight.report.consequences import attribute, earliest_onset
+from infersight.report.seen_before import PastIncident
 from infersight.report.view import ReportView, build_view, figures, not_ruled_out, signal_unit
 from infersight.units import format_change, format_clock, format_ratio
 
@@ -248,8 +250,10 @@ def first_screen(d: Diagnosis) -> FirstScreen:
     )
 
 
-def render_brief(d: Diagnosis) -> str:
-    """A few lines for a Slack thread or a pager note: the same order, nothing else."""
+def render_brief(d: Diagnosis, seen: Sequence[PastIncident] | None = None) -> str:
+    """A few lines for a Slack thread or a pager note: the same order, nothing else; the past
+    incidents like it when a postmortem library was searched."""
+    from infersight.report.seen_before import lines as seen_lines
     from infersight.report.textsafe import clean
 
     s = first_screen(d)
@@ -267,6 +271,7 @@ def render_brief(d: Diagnosis) -> str:
     out += [f"Changed: {c}" for c in s.changes]
     if s.ruled_out:
         out.append(f"Ruled out: {len(s.ruled_out)} causes")
+    out += [line[0].upper() + line[1:] for line in seen_lines(seen)]
     if s.short_footer:
         out.append(s.short_footer)
     return "\n".join(clean(line, one_line=True) for line in out) + "\n"

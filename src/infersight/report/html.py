@@ -8,7 +8,7 @@ diagnosis goes through `html.escape`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -19,6 +19,7 @@ from infersight.report.firstscreen import also_seen_lines
 from infersight.report.html_style import CSS
 from infersight.report.links import Links, Query, link_set, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
+from infersight.report.seen_before import PastIncident, html_section
 from infersight.report.svg import svg_plot
 from infersight.report.textsafe import clean
 from infersight.report.timeline import render_timeline
@@ -272,8 +273,10 @@ def render_html(
     diagnosis: Diagnosis,
     windows: Mapping[str, MetricFrame] | None = None,
     links: Links | None = None,
+    seen: Sequence[PastIncident] | None = None,
 ) -> str:
-    """The report as one self-contained HTML document."""
+    """The report as one self-contained HTML document; past incidents like it follow the root
+    causes when a postmortem library was searched."""
     d = diagnosis
     v = build_view(d)
     state = "unjudged" if not d.judged else "healthy" if d.healthy else "incident"
@@ -302,6 +305,7 @@ def render_html(
         body.append('<section id="roots"><h2>Root causes</h2>')
         body += [_root(r, v) for r in v.roots]
         body.append("</section>")
+    body.append(html_section(seen))
     body += [_scope(v), _coverage(v)]
     if v.roots:
         body.append(_steps(d, v, windows, ctx))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any, cast
 
 from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
 from infersight.report.links import Links, query_document
+from infersight.report.seen_before import PastIncident
 
 SCHEMA_NAME = "infersight.diagnosis"
 
@@ -28,18 +30,30 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def diagnosis_document(diagnosis: Diagnosis, links: Links | None = None) -> dict[str, Any]:
+def diagnosis_document(
+    diagnosis: Diagnosis,
+    links: Links | None = None,
+    seen: Sequence[PastIncident] | None = None,
+) -> dict[str, Any]:
     """The JSON document as a dict: schema tag first, then every field of the diagnosis, then
     `queries`: per signal a finding reads, the PromQL behind it (and its links, when the
-    Prometheus or Grafana URL is known)."""
+    Prometheus or Grafana URL is known); then `seen_before`, the past incidents like it, when a
+    postmortem library was searched (an empty list: nothing similar there)."""
     body = _finite(diagnosis.to_dict())
     doc = {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
     doc["queries"] = query_document(diagnosis, links)
+    if seen is not None:
+        doc["seen_before"] = _finite([p.to_dict() for p in seen])
     return doc
 
 
-def render_json(diagnosis: Diagnosis, indent: int | None = 2, links: Links | None = None) -> str:
-    doc = diagnosis_document(diagnosis, links)
+def render_json(
+    diagnosis: Diagnosis,
+    indent: int | None = 2,
+    links: Links | None = None,
+    seen: Sequence[PastIncident] | None = None,
+) -> str:
+    doc = diagnosis_document(diagnosis, links, seen)
     return json.dumps(doc, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
 
 

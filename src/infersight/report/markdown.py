@@ -7,10 +7,13 @@ ruled out as ids, the coverage gaps; `full=True` appends the evidence step by st
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import first_screen
+from infersight.report.seen_before import PastIncident
+from infersight.report.seen_before import lines as seen_lines
 from infersight.report.textsafe import clean
 from infersight.report.view import (
     ReportView,
@@ -165,10 +168,15 @@ def _details(d: Diagnosis, v: ReportView) -> list[str]:
     return out
 
 
-def render_markdown(diagnosis: Diagnosis, full: bool = False) -> str:
-    """The report as a Markdown document: the first screen, and with `full` everything else."""
+def render_markdown(
+    diagnosis: Diagnosis, full: bool = False, seen: Sequence[PastIncident] | None = None
+) -> str:
+    """The report as a Markdown document: the first screen, the past incidents like it (when a
+    postmortem library was searched), and with `full` everything else."""
     d = diagnosis
     out = ["# infersight diagnosis", "", *_first_screen(d)]
+    if seen is not None:
+        out += ["## Seen before", "", *[f"- {md(line)}" for line in seen_lines(seen)], ""]
     v = build_view(d)
     if not full:
         # with nothing judged, what could be read per layer is the answer

@@ -7,6 +7,8 @@ else: scope, coverage per layer, the evidence step by step, why each cause was r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -16,6 +18,8 @@ from rich.tree import Tree
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, UnexplainedChange
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import FirstScreen, first_screen
+from infersight.report.seen_before import PastIncident
+from infersight.report.seen_before import lines as seen_lines
 from infersight.report.textsafe import clean_data
 from infersight.report.view import (
     ReportView,
@@ -255,10 +259,15 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
 
 
 def render_terminal(
-    diagnosis: Diagnosis, console: Console | None = None, full: bool = False
+    diagnosis: Diagnosis,
+    console: Console | None = None,
+    full: bool = False,
+    seen: Sequence[PastIncident] | None = None,
 ) -> None:
-    """Print the report: one screen, or everything with `full`. User text is never read as
-    rich markup."""
+    """Print the report: one screen, or everything with `full`; then the past incidents like
+    it when a postmortem library was searched. User text is never read as rich markup."""
     con = console or Console()
     for r in renderables(diagnosis) if full else short_renderables(diagnosis):
         con.print(r)
+    for line in seen_lines(seen):
+        con.print(Text(line, style="cyan"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +18,7 @@ from infersight.report.html import render_html
 from infersight.report.json_report import render_json
 from infersight.report.links import Links
 from infersight.report.markdown import render_markdown
+from infersight.report.seen_before import PastIncident
 from infersight.report.terminal import render_terminal
 from infersight.safe_write import write_text
 
@@ -37,11 +38,16 @@ def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return SUFFIX_FORMATS.get(Path(path).suffix.lower(), "text")
 
 
-def render_text(diagnosis: Diagnosis, width: int = 110, full: bool = False) -> str:
+def render_text(
+    diagnosis: Diagnosis,
+    width: int = 110,
+    full: bool = False,
+    seen: Sequence[PastIncident] | None = None,
+) -> str:
     """The terminal report as plain text (no colour codes), for files and logs."""
     buf = io.StringIO()
     console = Console(file=buf, width=width, color_system=None, soft_wrap=False)
-    render_terminal(diagnosis, console, full=full)
+    render_terminal(diagnosis, console, full=full, seen=seen)
     return buf.getvalue()
 
 
@@ -51,19 +57,21 @@ def render(
     windows: Mapping[str, MetricFrame] | None = None,
     full: bool = False,
     links: Links | None = None,
+    seen: Sequence[PastIncident] | None = None,
 ) -> str:
     """The report in `fmt`; text and Markdown are the first screen unless `full`; JSON and HTML
-    always hold everything (HTML folds what was ruled out)."""
+    always hold everything (HTML folds what was ruled out). `seen`: the past incidents like
+    this one, when a postmortem library was searched (every format shows them)."""
     if fmt in ("text", "terminal"):
-        return render_text(diagnosis, full=full)
+        return render_text(diagnosis, full=full, seen=seen)
     if fmt in ("markdown", "md"):
-        return render_markdown(diagnosis, full=full)
+        return render_markdown(diagnosis, full=full, seen=seen)
     if fmt == "brief":
-        return render_brief(diagnosis)
+        return render_brief(diagnosis, seen)
     if fmt == "json":
-        return render_json(diagnosis, links=links)
+        return render_json(diagnosis, links=links, seen=seen)
     if fmt == "html":
-        return render_html(diagnosis, windows, links=links)
+        return render_html(diagnosis, windows, links=links, seen=seen)
     raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -74,11 +82,12 @@ def write_report(
     windows: Mapping[str, MetricFrame] | None = None,
     full: bool = False,
     links: Links | None = None,
+    seen: Sequence[PastIncident] | None = None,
 ) -> Path:
     """Render and write; readers never see a half-written file. Returns the path written.
 
     Raises `safe_write.OutputError` for a target that is not a regular file (a symlink, device,
     FIFO or folder) or a folder that takes no new file.
     """
-    text = render(diagnosis, fmt, windows, full=full, links=links)
+    text = render(diagnosis, fmt, windows, full=full, links=links, seen=seen)
     return write_text(path, text)

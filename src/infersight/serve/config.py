@@ -104,6 +104,11 @@ class ServeConfig(_Strict):
     public_url: str | None = Field(
         None, description="How people reach this service, for links in Slack summaries."
     )
+    history: Path | None = Field(
+        None,
+        description="A postmortem library folder (`infersight postmortem`): each capture's "
+        "reports link the most similar past incidents in it. None: no history is searched.",
+    )
 
     def credentials(self) -> tuple[str | None, tuple[str, str] | None]:
         """(bearer token, (user, password)) expected of senders, read from files if so."""

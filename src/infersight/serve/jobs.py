@@ -9,9 +9,10 @@ import time
 import httpx
 
 from infersight.capture import CaptureRequest, capture
-from infersight.diagnose import KnowledgeBase, load_kb
+from infersight.diagnose import Diagnosis, KnowledgeBase, load_kb
 from infersight.redact import Redactor
 from infersight.report import write_report
+from infersight.report.seen_before import PastIncident
 from infersight.safe_write import check_folder
 from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import Job, Outcome, Runner
@@ -47,6 +48,23 @@ def post_summary(cfg: ServeConfig, text: str, redactor: Redactor) -> None:
         log.warning("slack webhook failed: %s", redactor.scrub(str(exc)))
 
 
+def history(cfg: ServeConfig, diagnosis: Diagnosis) -> tuple[PastIncident, ...] | None:
+    """The past incidents like this one in the configured postmortem library; a library that
+    cannot be read is logged and the reports go without it (the capture matters more)."""
+    if cfg.history is None or not diagnosis.judged:
+        return None
+    from infersight.postmortem import LibraryError, seen_before
+
+    try:
+        seen, problems = seen_before(diagnosis, cfg.history)
+    except LibraryError as exc:
+        log.warning("history not searched: %s", exc)
+        return None
+    for p in problems:
+        log.warning("history: skipped %s", p)
+    return seen
+
+
 def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: str = "") -> Runner:
     """The runner that captures and reports for real."""
     knowledge = kb or load_kb()
@@ -74,9 +92,12 @@ def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: 
             metrics_timeout_s=c.metrics_timeout,
         )
         result = capture(req, knowledge)
+        seen = history(cfg, result.diagnosis)
         # the reports kept beside the bundle are the record, not the first screen: in full
         reports = {
-            fmt: write_report(result.diagnosis, folder / name, fmt, result.windows, full=True)
+            fmt: write_report(
+                result.diagnosis, folder / name, fmt, result.windows, full=True, seen=seen
+            )
             for fmt, name in REPORTS.items()
         }
         outcome = Outcome(
