@@ -38,8 +38,10 @@ from infersight.serving import (
     AdaptiveBatcher,
     AdmissionController,
     Overloaded,
+    ServingControls,
     SingleFlight,
     install_overload_handler,
+    install_serving_admin,
     serving_metrics,
 )
 
@@ -213,6 +215,15 @@ def create_app(redis_port: int, vector_port: int, llm_port: int, workers: int = 
         holder["api"] = Api(redis_port, vector_port, llm_port, workers)
         metrics_route(app, "/metrics", holder["api"].registry)
         admin_routes(app, holder["api"].apply, holder["api"].clear)
+        api = holder["api"]
+        # the runbooks' remedy: shorter batching window, tighter admission (loopback only)
+        install_serving_admin(
+            app,
+            ServingControls(
+                batchers=lambda: {"embed": api.embedder},
+                admissions=lambda: {"api_workers": api.admission},
+            ),
+        )
         try:
             yield
         finally:
