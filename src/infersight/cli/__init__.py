@@ -20,6 +20,7 @@ from infersight.cli import (
     lab_cmds,
     live_cmds,
     pull_cmds,
+    runbook_cmds,
     serve_cmds,
     stress_cmds,
 )
@@ -85,6 +86,7 @@ app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")
 app.add_typer(stress_cmds.app, name="stress")
+app.add_typer(runbook_cmds.app, name="runbook")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -92,6 +94,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from infersight.bundle import BundleError
     from infersight.diagnose import KBError
     from infersight.exporters import CatalogError
+    from infersight.runbooks import RunbookError
     from infersight.safe_write import OutputError
     from infersight.signals import UnknownSignalError
     from infersight.sources.errors import SourceError
@@ -105,6 +108,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         KBError,
         OutputError,
         PromJSONError,
+        RunbookError,
         SourceError,
         UnknownSignalError,
     )

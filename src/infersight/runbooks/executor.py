@@ -47,6 +47,8 @@ class RunReport:
     rollback: list[StepResult] = field(default_factory=list)
     outcome: Outcome = "dry-run"
     reason: str = ""
+    #: drills: the rollback run after a verified run, to leave the target as it was
+    restore: list[StepResult] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -65,6 +67,7 @@ class RunReport:
             "verify": self.verify.to_dict() if self.verify else None,
             "verify_tries": self.verify_tries,
             "rollback": [s.to_dict() for s in self.rollback],
+            "restore": [s.to_dict() for s in self.restore],
             "outcome": self.outcome,
             "reason": self.reason,
         }
@@ -140,18 +143,27 @@ class Runner:
         return report
 
     # -- for real --------------------------------------------------------------------------------
-    def execute(self, audit: AuditLog) -> RunReport:
+    def execute(self, audit: AuditLog, restore: bool = False, purpose: str = "run") -> RunReport:
+        """Run it for real. `restore` (drills): after a verified run, run the rollback steps
+        too, so the rehearsal target is left as it was; a restore that fails is a failure."""
         audit.redactor = self.redactor
         report = self._report("execute")
         log = self._logger(audit, report)
         log(
             "run-start",
+            purpose=purpose,
             title=self.book.title,
             params=report.params,
             plan=[p.__dict__ for p in report.plan],
         )
         try:
             self._execute(report, log)
+            if restore and report.outcome == "ok" and self.book.rollback:
+                self.progress("restoring the target (the rollback steps)")
+                undo = self._steps(self.book.rollback, report.restore, log, "restore", True)
+                if undo:
+                    report.outcome = "rollback-failed"
+                    report.reason = f"verified, but restoring failed: {undo}"
         except BaseException as exc:  # a kill, Ctrl-C or a bug: logged, then raised on
             log("run-interrupted", error=f"{type(exc).__name__}: {exc}")
             raise
