@@ -69,10 +69,13 @@ def run_step(step: Step, timeout: float, max_output: int) -> StepResult:
 
 
 Outcome = tuple[bool, str, int | None, str, str, str]
+_EMPTY_HEADER = {"", "Bearer", "Basic", "Token"}
 
 
 def _http(a: HttpCall, timeout: float) -> Outcome:
-    kwargs: dict[str, Any] = {"headers": a.headers}
+    # an optional secret left unset leaves its header empty (or a bare "Bearer"): not sent
+    headers = {k: v.strip() for k, v in a.headers.items() if v.strip() not in _EMPTY_HEADER}
+    kwargs: dict[str, Any] = {"headers": headers}
     if a.json_body is not None:
         kwargs["json"] = a.json_body
     elif a.form is not None:

@@ -118,6 +118,16 @@ class Runner:
                 out.append(Planned(phase, r.name, r.kind, self.redactor.scrub(r.describe())))  # type: ignore[arg-type]
         return out
 
+    def _programs(self) -> list[str]:
+        """The binaries the steps and the rollback run, parameters filled, each once."""
+        markers = {s.capture: "" for s in self.book.steps if s.capture}
+        out: list[str] = []
+        for s in [*self.book.steps, *self.book.rollback]:
+            prog = _rendered(s, {**self.values, **markers}).program()
+            if prog and prog not in out:
+                out.append(prog)
+        return out
+
     def _report(self, mode: Literal["dry-run", "execute"]) -> RunReport:
         return RunReport(
             runbook=self.book.id,
@@ -125,7 +135,7 @@ class Runner:
             mode=mode,
             params=dict(self.shown_values),
             plan=self.plan(),
-            missing=[p for p in self.book.programs() if shutil.which(p) is None],
+            missing=[p for p in self._programs() if shutil.which(p) is None],
         )
 
     def _checks(self) -> list[CheckResult]:

@@ -232,15 +232,6 @@ class Runbook(_Strict):
                 raise ValueError(f"rollback.{i}.capture: a rollback step captures nothing")
         return self
 
-    def programs(self) -> list[str]:
-        """Binaries the steps and the rollback need, in order, each once."""
-        out: list[str] = []
-        for step in [*self.steps, *self.rollback]:
-            prog = step.program()
-            if prog and prog not in out:
-                out.append(prog)
-        return out
-
     def secrets(self) -> list[str]:
         return [n for n, p in self.params.items() if p.type == "secret"]
 
