@@ -72,6 +72,9 @@ class AuditLog:
 
     def write(self, event: str, **fields: Any) -> dict[str, Any]:
         """Append one record (scrubbed) and fsync it before returning."""
+        clash = {"at", "who", "event"} & set(fields)
+        if clash:
+            raise ValueError(f"audit record fields {sorted(clash)} are the log's own")
         record = {
             "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "who": who(),

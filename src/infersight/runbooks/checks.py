@@ -1,8 +1,9 @@
 """PromQL checks against a real Prometheus-compatible server.
 
-A check holds when its instant query returns at least one series and every value is non-zero
-and not NaN: `x > 0.5` (empty when false) and `x > bool 0.5` (0 when false) both read right.
-An empty answer is "does not hold", and an unreachable server is "cannot tell": never held.
+A check holds as an alerting rule fires: when its instant query returns at least one series
+(NaN values aside). Write it as a filter, `x > 0.5` or `x == 7` (empty when false), never with
+`bool` (which returns 0 rather than nothing), nor as a bare scalar (which always answers). An
+empty answer is "does not hold", and an unreachable server is "cannot tell": never held.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class CheckResult:
     promql: str
     verdict: Verdict
     detail: str  # the values seen, or why none could be read
-    at: float
+    evaluated_at: float
 
     @property
     def holds(self) -> bool:
@@ -60,13 +61,11 @@ class Checker:
         if not series:
             return CheckResult(name, promql, "fails", "no series (empty answer)", now)
         seen = []
-        good = True
         for s in series[:10]:
             value = float(s.values[-1]) if len(s.values) else math.nan
             seen.append(f"{_labels(s.labels)} {value:g}")
-        for s in series:
-            value = float(s.values[-1]) if len(s.values) else math.nan
-            good = good and not math.isnan(value) and value != 0.0
+        values = [float(s.values[-1]) if len(s.values) else math.nan for s in series]
+        good = not any(math.isnan(v) for v in values)
         more = f" (+{len(series) - 10} more)" if len(series) > 10 else ""
         return CheckResult(name, promql, "holds" if good else "fails", "; ".join(seen) + more, now)
 

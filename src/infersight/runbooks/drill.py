@@ -136,7 +136,8 @@ def drill_one(
     report = runner.execute(audit, restore=True, purpose=f"drill against {target.label}")
     if report.outcome == "ok":
         restored = " and restored" if report.restore else ""
-        tries = f" ({report.verify_tries} checks)" if report.verify else ""
+        n = report.verify_tries
+        tries = f" ({n} check{'s' if n != 1 else ''})" if report.verify else ""
         return DrillResult(book.id, "works", f"ran, verified{tries}{restored}", report)
     return DrillResult(book.id, "broken", report.reason, report)
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from infersight.redact import MASK, Redactor
 from infersight.runbooks.actions import StepResult, run_step
 from infersight.runbooks.audit import AuditLog
@@ -230,7 +232,7 @@ class Runner:
         for i, step in enumerate(steps):
             try:
                 rendered = _rendered(step, self.values)
-            except TemplateError as exc:
+            except (TemplateError, ValidationError) as exc:
                 why = f"{phase} {i + 1} ({step.name}) not run: {exc}"
                 log(phase, index=i + 1, name=step.name, ok=False, detail=why)
                 first = first or why

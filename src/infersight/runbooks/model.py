@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from infersight.runbooks.params import Param
 from infersight.runbooks.template import names_in
@@ -18,6 +18,16 @@ KubectlAction = Literal[
     "scale", "rollout-undo", "rollout-restart", "rollout-status", "cordon", "uncordon", "drain"
 ]
 _ID = r"[a-z0-9][a-z0-9-]{0,62}"
+
+
+def _word(value: Any) -> Any:
+    """An argv or Redis word: a filled-in number (a captured value) reads as its text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else value
+
+
+Word = Annotated[str, BeforeValidator(_word)]
 
 
 class RunbookError(ValueError):
@@ -55,7 +65,7 @@ class HttpCall(_Strict):
 class Command(_Strict):
     """A program and its arguments as a list: never a shell string."""
 
-    argv: list[str] = Field(min_length=1)
+    argv: list[Word] = Field(min_length=1)
     expect_exit: list[int] = Field(default_factory=lambda: [0])
 
     @model_validator(mode="after")
@@ -72,10 +82,10 @@ class Kubectl(_Strict):
     """A Kubernetes change through `kubectl` (when it is installed)."""
 
     action: KubectlAction
-    resource: str  # deployment/NAME, statefulset/NAME, or a node's name (cordon, drain)
-    namespace: str | None = None
+    resource: Word  # deployment/NAME, statefulset/NAME, or a node's name (cordon, drain)
+    namespace: Word | None = None
     replicas: int | str | None = None
-    context: str | None = None
+    context: Word | None = None
 
     @model_validator(mode="after")
     def _replicas(self) -> Kubectl:
@@ -105,7 +115,7 @@ class RedisCall(_Strict):
 
     host: str = "127.0.0.1"
     port: int | str = 6379
-    command: list[str] = Field(min_length=1)
+    command: list[Word] = Field(min_length=1)
     password: str | None = None
     expect: str | None = None
 
