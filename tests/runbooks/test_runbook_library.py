@@ -93,3 +93,37 @@ def test_user_folder_replaces_a_starter(tmp_path: Path) -> None:
 def test_a_good_runbook_parses_and_describes_steps() -> None:
     book = parse_runbook(GOOD, "ok-book.yaml")
     assert book.steps[0].describe() == "POST {{url}}/x"
+
+
+SAMPLE = {
+    "url": "http://127.0.0.1:9",
+    "name": "web-1",
+    "host": "127.0.0.1",
+    "str": "replica-0",
+    "int": "2",
+    "float": "0.5",
+    "bool": "true",
+}
+
+
+def test_every_starter_dry_runs_with_its_parameters_filled() -> None:
+    from infersight.runbooks.checks import Checker
+    from infersight.runbooks.executor import Runner
+    from infersight.runbooks.params import resolve
+
+    for book in load_library().books:
+        given = {
+            n: SAMPLE[p.type]
+            for n, p in book.params.items()
+            if p.default is None and p.type in SAMPLE
+        }
+        values = resolve(book.params, given, {}, 256, missing_secrets_ok=True)
+        report = Runner(book, values, Checker(None, 1.0)).dry_run()
+        assert report.outcome == "dry-run" and len(report.plan) == len(book.steps) + len(
+            book.rollback
+        )
+        for planned in report.plan:
+            assert "{{" not in planned.what, (book.id, planned.what)
+            if planned.kind == "kubectl":
+                assert planned.what.startswith("kubectl "), planned.what
+        assert all(c.verdict == "unknown" for c in report.preconditions)  # no server given
