@@ -132,6 +132,28 @@ def test_http_change_verified_on_prometheus_and_audited(rig: Any, tmp_path: Path
     assert secret not in text and MASK in text
 
 
+def test_drill_against_a_url_runs_verifies_and_restores(rig: Any, tmp_path: Path) -> None:
+    from infersight.runbooks.drill import drill_one, url_target
+
+    rig.set_value(4)
+    book = _book(
+        tmp_path,
+        SET_VALUE.replace("url: {type: url}", "url: {type: url, target: api_url}"),
+        "set-value",
+    )
+    with AuditLog(tmp_path / "audit.jsonl") as log:
+        result = drill_one(
+            book, url_target(rig.target_url, rig.prometheus), {"value": "6"}, log, {}
+        )
+        broken = drill_one(
+            book, url_target(rig.target_url + "/moved", rig.prometheus), {"value": "6"}, log, {}
+        )
+    assert result.verdict == "works", result.reason
+    assert rig.value() == 4.0  # changed to 6, verified on Prometheus, restored
+    assert result.report is not None and [s.ok for s in result.report.restore] == [True]
+    assert broken.verdict == "broken" and "HTTP 404" in broken.reason
+
+
 def test_verification_that_never_holds_rolls_back(rig: Any, tmp_path: Path) -> None:
     rig.set_value(3)
     book = _book(tmp_path, SET_VALUE, "set-value")

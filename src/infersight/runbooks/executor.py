@@ -116,8 +116,11 @@ class Runner:
         out = []
         for phase, steps in (("step", self.book.steps), ("rollback", self.book.rollback)):
             for s in steps:
-                r = _rendered(s, shown)
-                out.append(Planned(phase, r.name, r.kind, self.redactor.scrub(r.describe())))  # type: ignore[arg-type]
+                try:
+                    what = _rendered(s, shown).describe()
+                except (TemplateError, ValidationError) as exc:
+                    what = f"{s.describe()} (cannot be filled in: {exc})"
+                out.append(Planned(phase, s.name, s.kind, self.redactor.scrub(what)))  # type: ignore[arg-type]
         return out
 
     def _programs(self) -> list[str]:
