@@ -45,7 +45,7 @@ SAFE = set(string.ascii_letters + string.digits + "._:/@=+-")
 )
 def test_injection_is_refused_in_one_line(ptype: str, value: str) -> None:
     with pytest.raises(ParamError) as err:
-        coerce("target", Param(type=ptype), value, MAX)  # type: ignore[arg-type]
+        coerce("target", Param(type=ptype), value, MAX)
     msg = str(err.value)
     assert msg.startswith("--param target") and "\n" not in msg
     assert len(msg) < 200  # a huge value is not echoed back
