@@ -94,3 +94,14 @@ def test_unknown_missing_and_malformed_assignments() -> None:
         parse_assignments(["noequals"])
     with pytest.raises(ParamError, match="given twice"):
         parse_assignments(["a=1", "a=2"])
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_a_filled_argv_has_exactly_the_words_the_file_wrote(a: str, b: str) -> None:
+    from infersight.runbooks.model import Command
+    from infersight.runbooks.template import render
+
+    words = ["tool", "--target={{a}}", "{{b}}", "--", "{{a}}{{b}}"]
+    filled = Command.model_validate({"argv": render(words, {"a": a, "b": b})})
+    assert len(filled.argv) == len(words)  # whatever the values hold, no word is split or added
+    assert filled.argv[2] == b and filled.argv[4] == a + b

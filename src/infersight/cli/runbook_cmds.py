@@ -25,6 +25,7 @@ from infersight.cli.common import (
     print_json,
     wants_json,
 )
+from infersight.cli.live_cmds import DEFAULT_DIR as LAB_DIR
 
 app = typer.Typer(
     help="Runbooks that run: one command per remedy, a dry run first, verified, audited, "
@@ -34,7 +35,7 @@ app = typer.Typer(
     "  infersight runbook run cache-resize --param port=6379 --param maxmemory_mb=512 "
     "-p http://prom:9090\n"
     "  infersight runbook run cache-resize --param port=6379 --execute -p http://prom:9090\n"
-    "  infersight runbook drill --against lab",
+    "  infersight lab up && infersight runbook drill",
     no_args_is_help=True,
 )
 
@@ -307,9 +308,11 @@ def drill_cmd(
     against: Annotated[
         str,
         typer.Option(
-            "--against", help="The rehearsal target: a live lab's folder, or a service's URL."
+            "--against",
+            help="The rehearsal target: a live lab's folder (default: the one `lab up` uses), "
+            "or a service's URL.",
         ),
-    ] = "lab",
+    ] = str(LAB_DIR),
     params: ParamOpt = None,
     prometheus: PromOpt = None,
     audit: AuditOpt = None,
@@ -323,9 +326,9 @@ def drill_cmd(
 
     Examples:
 
-      infersight lab up --dir lab && infersight runbook drill --against lab
+      infersight lab up && infersight runbook drill
 
-      infersight runbook drill cache-resize --against lab
+      infersight runbook drill cache-resize --against ./lab-live
 
       infersight runbook drill degrade --against http://staging:8000 -p http://prom:9090
       -P flags_url=http://flags:8080 -P flag=rerank
