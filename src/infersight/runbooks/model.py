@@ -30,6 +30,11 @@ def _word(value: Any) -> Any:
 Word = Annotated[str, BeforeValidator(_word)]
 
 
+def _one_line(value: Any) -> Any:
+    """PromQL written over several YAML lines, as one line (line breaks are free in PromQL)."""
+    return re.sub(r"\s*\n\s*", " ", value).strip() if isinstance(value, str) else value
+
+
 class RunbookError(ValueError):
     """A runbook file that cannot be used; the message names the file and the field."""
 
@@ -183,7 +188,7 @@ class Check(_Strict):
     """PromQL that holds when it returns at least one series and every value is non-zero."""
 
     name: str = Field(min_length=1, max_length=120)
-    promql: str = Field(min_length=1)
+    promql: Annotated[str, BeforeValidator(_one_line)] = Field(min_length=1)
 
 
 class Verify(Check):
