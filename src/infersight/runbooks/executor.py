@@ -20,7 +20,7 @@ from infersight.runbooks.checks import Checker, CheckResult
 from infersight.runbooks.config import DEFAULT_CONFIG, RunbookConfig
 from infersight.runbooks.model import Runbook, Step
 from infersight.runbooks.params import _FLOAT, _INT, Value, string_refusal
-from infersight.runbooks.template import TemplateError, render
+from infersight.runbooks.template import TemplateError, names_in, render
 from infersight.timeparse import parse_duration
 
 Outcome = Literal["dry-run", "ok", "refused", "rolled-back", "rollback-failed", "failed"]
@@ -233,6 +233,13 @@ class Runner:
         """Run `steps` in order; the first failure's description (None: all succeeded)."""
         first: str | None = None
         for i, step in enumerate(steps):
+            unmet = self._uncaptured(step) if phase != "step" else []
+            if unmet:
+                # undoing a change whose step never ran (its capture is missing): nothing to undo
+                why = f"skipped: the step that captures {', '.join(unmet)} never ran"
+                log(phase, index=i + 1, name=step.name, ok=True, skipped=True, detail=why)
+                self.progress(f"{phase} {i + 1}/{len(steps)} {step.name}: {why}")
+                continue
             try:
                 rendered = _rendered(step, self.values)
             except (TemplateError, ValidationError) as exc:
@@ -261,6 +268,12 @@ class Runner:
                 if not keep_going:
                     return first
         return first
+
+    def _uncaptured(self, step: Step) -> list[str]:
+        """The captures `step` uses that no step has made (yet)."""
+        captures = {s.capture for s in self.book.steps if s.capture}
+        used = set(names_in(step.model_dump(by_alias=True, exclude_none=True)))
+        return sorted((used & captures) - set(self.values))
 
     def _verify(self, report: RunReport, log: Callable[..., None]) -> str | None:
         v = self.book.verify
