@@ -33,6 +33,8 @@ TARGET_FACTS = {
     "replica_url": "a serving replica's URL (serving library, admin endpoint)",
     "replica_job": "the Prometheus job that scrapes the replicas",
     "replica_instance": "that replica's Prometheus instance label",
+    "flags_url": 'a feature-flag service (PUT /flags/NAME {"enabled": false})',
+    "degradable_feature": "a non-core feature that may be switched off",
     "redis_host": "the cache's host",
     "redis_port": "the cache's port",
 }
@@ -69,6 +71,8 @@ def lab_target(lab_dir: Path) -> Target:
         "primary_server": "replica-0",
         "api_url": f"http://127.0.0.1:{p['api']}",
         "api_job": "api",
+        "flags_url": f"http://127.0.0.1:{p['api']}/admin",
+        "degradable_feature": "retrieval",
         "replica_url": f"http://127.0.0.1:{p['gpu-0']}",
         "replica_job": "vllm",
         "replica_instance": f"127.0.0.1:{p['gpu-0']}",
