@@ -21,6 +21,7 @@ from infersight.cli import (
     live_cmds,
     postmortem_cmds,
     pull_cmds,
+    runbook_cmds,
     serve_cmds,
     stress_cmds,
 )
@@ -87,6 +88,7 @@ app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")
 app.add_typer(stress_cmds.app, name="stress")
 app.add_typer(postmortem_cmds.app, name="postmortem")
+app.add_typer(runbook_cmds.app, name="runbook")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -94,6 +96,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from infersight.bundle import BundleError
     from infersight.diagnose import KBError
     from infersight.exporters import CatalogError
+    from infersight.runbooks import RunbookError
     from infersight.safe_write import OutputError
     from infersight.signals import UnknownSignalError
     from infersight.sources.errors import SourceError
@@ -107,6 +110,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         KBError,
         OutputError,
         PromJSONError,
+        RunbookError,
         SourceError,
         UnknownSignalError,
     )

@@ -4,6 +4,7 @@ stampedes (§4.1), each instrumented with infersight's native metric names
 (`infersight.serving.metrics`)."""
 
 from infersight.serving._batcher import Batcher, BatchFn
+from infersight.serving.admin import ServingControls, install_serving_admin
 from infersight.serving.admission import AdmissionController
 from infersight.serving.batching import AdaptiveBatcher, FixedWindowBatcher
 from infersight.serving.cache import LoadingCache
@@ -42,11 +43,13 @@ __all__ = [
     "OverloadReason",
     "Overloaded",
     "OverloadedMiddleware",
+    "ServingControls",
     "ServingMetrics",
     "SingleFlight",
     "ThreadSingleFlight",
     "VirtualTimeLoop",
     "install_overload_handler",
+    "install_serving_admin",
     "overload_response",
     "overloaded_handler",
     "predict_wait",

@@ -249,6 +249,39 @@ class Batcher(ABC, Generic[T, R]):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close(drain=True)
 
+    @property
+    @abstractmethod
+    def window_cap(self) -> float:
+        """The longest the policy holds a request for company (seconds)."""
+
+    @abstractmethod
+    def _set_window_cap(self, seconds: float) -> None: ...
+
+    def reconfigure(self, *, window_cap: float | None = None, max_queue: int | None = None) -> None:
+        """Change the window's cap and/or the pending queue's bound on a running batcher (an
+        operator's remedy: a shorter delay, a tighter cap). Requests already queued stay; a
+        shorter window takes effect at once, when called from the batcher's event loop."""
+        if window_cap is not None:
+            if window_cap < 0:
+                raise ValueError("window cap must be >= 0")
+            if self.max_queue_wait is not None and self.max_queue_wait <= window_cap:
+                raise ValueError(
+                    f"window cap ({window_cap}) must stay below max_queue_wait "
+                    f"({self.max_queue_wait})"
+                )
+        if max_queue is not None and max_queue < 1:
+            raise ValueError("max_queue must be >= 1")
+        if window_cap is not None:
+            self._set_window_cap(window_cap)
+        if max_queue is not None:
+            self.max_queue = max_queue
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._pending and not self._closed:
+            self._pump()
+
     def _on_arrival(self, now: float) -> None:
         """Hook for policies that learn from arrivals."""
 

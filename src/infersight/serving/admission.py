@@ -71,7 +71,8 @@ class AdmissionController:
         self._m_rejected = {
             r: m.rejections.labels(name=name, reason=r) for r in ("queue_full", "wait_exceeded")
         }
-        m.workers_limit.labels(name=name).set(max_concurrency)
+        self._m_limit = m.workers_limit.labels(name=name)
+        self._m_limit.set(max_concurrency)
         self._m_busy.set(0)
         self._m_queue.set(0)
 
@@ -84,6 +85,35 @@ class AdmissionController:
     def queued(self) -> int:
         """Callers waiting for a slot."""
         return self._queued
+
+    def reconfigure(
+        self,
+        *,
+        max_concurrency: int | None = None,
+        max_queue: int | None = None,
+        max_wait: float | None = None,
+    ) -> None:
+        """Change the limits of a running controller (an operator's remedy). A lower
+        concurrency takes effect as holders leave (none is interrupted); a higher one hands
+        the new slots to waiters at once; a lower queue bound refuses new arrivals past it
+        and leaves those already queued. Call it from the controller's event loop."""
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        if max_queue is not None and max_queue < 0:
+            raise ValueError("max_queue must be >= 0")
+        if max_wait is not None and max_wait <= 0:
+            raise ValueError("max_wait must be > 0")
+        if max_queue is not None:
+            self.max_queue = max_queue
+        if max_wait is not None:
+            self.max_wait = max_wait
+        if max_concurrency is not None:
+            self.max_concurrency = max_concurrency
+            self._m_limit.set(max_concurrency)
+            while self._queued and self._busy < self.max_concurrency:
+                self._busy += 1
+                self._m_busy.set(self._busy)
+                self._release()
 
     def estimated_wait(self, position: int) -> float | None:
         """Seconds until the waiter at 1-based POSITION gets a slot (None: no data yet)."""
@@ -162,7 +192,12 @@ class AdmissionController:
             waiter.future.set_exception(self._reject("wait_exceeded"))
 
     def _release(self) -> None:
-        """Hand the slot to the first live waiter of the best priority, or free it."""
+        """Hand the slot to the first live waiter of the best priority, or free it (always
+        free it while more are held than the limit allows: after a lower `reconfigure`)."""
+        if self._busy > self.max_concurrency:
+            self._busy -= 1
+            self._m_busy.set(self._busy)
+            return
         while self._queues:
             priority = min(self._queues)
             queue = self._queues[priority]

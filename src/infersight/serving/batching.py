@@ -87,6 +87,15 @@ class AdaptiveBatcher(Batcher[T, R]):
         return self._window
 
     @property
+    def window_cap(self) -> float:
+        return self.max_wait
+
+    def _set_window_cap(self, seconds: float) -> None:
+        self.max_wait = seconds
+        if self._gap is not None:
+            self._gap = min(self._gap, seconds)
+
+    @property
     def interarrival(self) -> float | None:
         """Current EWMA of inter-arrival time (None before two arrivals)."""
         return self._gap
@@ -157,6 +166,14 @@ class FixedWindowBatcher(Batcher[T, R]):
     @property
     def window(self) -> float:
         return self.max_queue_delay
+
+    @property
+    def window_cap(self) -> float:
+        return self.max_queue_delay
+
+    def _set_window_cap(self, seconds: float) -> None:
+        self.max_queue_delay = seconds
+        self._m_window.set(seconds)
 
     def _window_plan(self, now: float, pending: int) -> float | None:
         deadline = self._pending[0].arrival + self.max_queue_delay

@@ -22,8 +22,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import FastAPI, HTTPException, Query
-from prometheus_client import Counter, Histogram
+from fastapi import FastAPI, HTTPException, Query, Request
+from prometheus_client import Counter, Gauge, Histogram
 from redis.exceptions import RedisError
 
 from infersight.lab.live.service_common import (
@@ -38,8 +38,10 @@ from infersight.serving import (
     AdaptiveBatcher,
     AdmissionController,
     Overloaded,
+    ServingControls,
     SingleFlight,
     install_overload_handler,
+    install_serving_admin,
     serving_metrics,
 )
 
@@ -88,6 +90,17 @@ class Api:
         )
         self._gc_started = 0.0
         gc.callbacks.append(self._on_gc)
+        # feature flags a degradation turns off (seed §6.2): without retrieval the answer
+        # comes from the model alone, no vector search
+        self.features = {"retrieval": True}
+        self.m_feature = Gauge(
+            "infersight_feature_enabled",
+            "1 while a non-core feature is on, 0 while it is switched off (degraded).",
+            ("feature",),
+            registry=self.registry,
+        )
+        for feature in self.features:
+            self.m_feature.labels(feature).set(1)
         self._heap: list[Any] = []  # the GC-pressure fault's live objects
         self._churn: asyncio.Task[None] | None = None
         self.faults: dict[str, dict[str, Any]] = {}
@@ -114,12 +127,14 @@ class Api:
             cached: dict[str, Any] = json.loads(raw)
             return cached
         self.metrics.cache_requests.labels(name="rag_cache", result="miss").inc()
-        vector = await self.embedder.submit(q)
-        start = time.perf_counter()
-        r = await self.http.post(self.vector_url, json={"vector": vector, "k": 4})
-        self.m_dep.labels("vector_db").observe(time.perf_counter() - start)
-        r.raise_for_status()
-        docs: list[str] = r.json()["docs"]
+        docs: list[str] = []
+        if self.features["retrieval"]:
+            vector = await self.embedder.submit(q)
+            start = time.perf_counter()
+            r = await self.http.post(self.vector_url, json={"vector": vector, "k": 4})
+            self.m_dep.labels("vector_db").observe(time.perf_counter() - start)
+            r.raise_for_status()
+            docs = r.json()["docs"]
         prompt = q + " " + " ".join(d[:40] for d in docs)
         start = time.perf_counter()
         r = await self.http.post(self.llm_url, json={"prompt": prompt, "max_tokens": max_tokens})
@@ -152,6 +167,15 @@ class Api:
         finally:
             self.metrics.requests.labels(name="api", outcome=outcome).inc()
             self.metrics.request_duration.labels(name="api").observe(time.perf_counter() - start)
+
+    def set_feature(self, name: str, enabled: Any) -> dict[str, bool]:
+        if name not in self.features:
+            raise ValueError(f"no feature {name!r}; there are: {', '.join(self.features)}")
+        if not isinstance(enabled, bool):
+            raise ValueError('give {"enabled": true} or {"enabled": false}')
+        self.features[name] = enabled
+        self.m_feature.labels(name).set(1 if enabled else 0)
+        return dict(self.features)
 
     def _on_gc(self, phase: str, _info: dict[str, int]) -> None:
         if phase == "start":
@@ -213,6 +237,15 @@ def create_app(redis_port: int, vector_port: int, llm_port: int, workers: int = 
         holder["api"] = Api(redis_port, vector_port, llm_port, workers)
         metrics_route(app, "/metrics", holder["api"].registry)
         admin_routes(app, holder["api"].apply, holder["api"].clear)
+        api = holder["api"]
+        # the runbooks' remedy: shorter batching window, tighter admission (loopback only)
+        install_serving_admin(
+            app,
+            ServingControls(
+                batchers=lambda: {"embed": api.embedder},
+                admissions=lambda: {"api_workers": api.admission},
+            ),
+        )
         try:
             yield
         finally:
@@ -230,7 +263,23 @@ def create_app(redis_port: int, vector_port: int, llm_port: int, workers: int = 
     ) -> dict[str, Any]:
         return await holder["api"].answer(q, max_tokens)
 
+    async def flags(request: Request) -> dict[str, bool]:
+        if (request.client.host if request.client else "") not in ("127.0.0.1", "::1"):
+            raise HTTPException(403, "admin routes answer loopback only")
+        return dict(holder["api"].features)
+
+    async def set_flag(name: str, request: Request) -> dict[str, bool]:
+        if (request.client.host if request.client else "") not in ("127.0.0.1", "::1"):
+            raise HTTPException(403, "admin routes answer loopback only")
+        try:
+            body = await request.json()
+            return holder["api"].set_feature(name, body.get("enabled"))
+        except (ValueError, AttributeError) as exc:
+            raise HTTPException(400, str(exc)) from None
+
     app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/admin/flags", flags, methods=["GET"])
+    app.add_api_route("/admin/flags/{name}", set_flag, methods=["PUT"])
     app.add_api_route("/v1/answer", answer, methods=["GET"])
     return app
 

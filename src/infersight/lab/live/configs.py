@@ -27,6 +27,11 @@ def haproxy_cfg(ports: Mapping[str, int], replicas: int) -> str:
         f"  bind 127.0.0.1:{ports['haproxy_metrics']}",
         "  http-request use-service prometheus-exporter if { path /metrics }",
         "  http-request return status 200 content-type text/plain string ok if { path /health }",
+        # the stats page's admin form (drain/ready/maint a server over HTTP): the runbooks'
+        # gateway remedies; bound to loopback like every part of the lab
+        "  stats enable",
+        "  stats uri /stats",
+        "  stats admin if TRUE",
         "frontend gateway",
         f"  bind 127.0.0.1:{ports['gateway']}",
         "  default_backend api",

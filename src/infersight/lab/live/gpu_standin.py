@@ -32,7 +32,14 @@ from infersight.lab.live.service_common import (
     registry_with_runtime,
     serve,
 )
-from infersight.serving import AdaptiveBatcher, Batcher, FixedWindowBatcher, Overloaded
+from infersight.serving import (
+    AdaptiveBatcher,
+    Batcher,
+    FixedWindowBatcher,
+    Overloaded,
+    ServingControls,
+    install_serving_admin,
+)
 
 MODEL = "lab-llm-7b"
 MIB = 1024 * 1024
@@ -378,6 +385,8 @@ def create_app(name: str) -> FastAPI:
     metrics_route(app, "/metrics", replica.registry)
     metrics_route(app, "/dcgm/metrics", replica.dcgm_registry)
     admin_routes(app, replica.apply, replica.clear)
+    # the runbooks' remedy for a batch window that starves: loopback only
+    install_serving_admin(app, ServingControls(batchers=lambda: {"llm": replica.batcher}))
 
     async def health() -> dict[str, Any]:
         if replica.card.gone:
