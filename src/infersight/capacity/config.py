@@ -33,11 +33,15 @@ class CapacityConfig(BaseModel):
         description="Kneedle's S: 1.0 is the paper's default, the most sensitive setting that "
         "still ignores a flat curve's wobble once the curve is smoothed.",
     )
-    flat_gain: float = Field(
-        0.10,
+    flat_elasticity: float = Field(
+        0.25,
         gt=0.0,
-        description="Past a real knee, throughput grows less than this share from the knee to "
-        "the last step; more and the curve is still rising (sweep further), not past a knee.",
+        lt=1.0,
+        description="Past a real knee, throughput grows at most x^0.25 from the knee to the "
+        "last step (doubling the batch buys under 19% more), where below it it grows about as x "
+        "(elasticity 1); more and the curve is still rising (sweep further). A share of the "
+        "knee's throughput would not do: per-request overheads (HTTP, JSON) keep shrinking "
+        "per item as batches grow, so a saturated device still gains a little per doubling.",
     )
     # -- worker pool, queue, wait (seed §3.3) ------------------------------------------------
     vram_headroom: float = Field(

@@ -4,13 +4,14 @@ Kneedle (Satopää et al., 2011, through `kneed`) on a cleaned curve. Load tests
 step a few percent high or low would move the knee, and a dip past saturation (contention,
 a queue that times out) is not a second rise. So the curve is first smoothed by a running
 median of three (one outlier step cannot move it) and then made non-decreasing (a dip past
-saturation reads as flat). A knee counts only when the curve past it is flat: throughput at
-the last step within `flat_gain` of the knee's; otherwise the sweep never reached saturation
-and the answer is to sweep further, not a knee.
+saturation reads as flat). A knee counts only when the curve past it is flat: from the knee to
+the last step throughput grows at most as x^`flat_elasticity` (it grows about as x below a
+knee); otherwise the sweep never reached saturation and the answer is to sweep further.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -74,24 +75,27 @@ def find_knee(sweep: Sweep, config: CapacityConfig = DEFAULT_CONFIG) -> Knee:
         return Knee(None, None, tuple(ys), "no throughput at any step")
     x = kneedle(xs, ys, config.knee_sensitivity)
     if x is None:
-        return Knee(None, None, tuple(ys), "no knee: throughput grows evenly over the sweep")
+        return Knee(
+            None, None, tuple(ys), "no knee: throughput grows evenly over the sweep; sweep further"
+        )
     i = xs.index(x)
     knee_y, last = ys[i], ys[-1]
     gain = last / knee_y - 1.0 if knee_y > 0 else float("inf")
+    elasticity = math.log1p(gain) / math.log(xs[-1] / x) if knee_y > 0 else float("inf")
     if i == len(xs) - 1:
         return Knee(None, None, tuple(ys), f"the bend is at the last step ({x:g}); sweep further")
-    if gain > config.flat_gain:
+    if elasticity > config.flat_elasticity:
         return Knee(
             None,
             None,
             tuple(ys),
-            f"still rising: throughput grows {gain:.0%} from {x:g} to {xs[-1]:g} (more than "
-            f"{config.flat_gain:.0%}); sweep further",
+            f"still rising: throughput grows {gain:.0%} from {x:g} to {xs[-1]:g} (as x^"
+            f"{elasticity:.2f}, over x^{config.flat_elasticity:g}); sweep further",
         )
     return Knee(
         x,
         knee_y,
         tuple(ys),
-        f"throughput {knee_y:.4g} at {x:g}, +{gain:.0%} by {xs[-1]:g} (flat: under "
-        f"{config.flat_gain:.0%})",
+        f"throughput {knee_y:.4g} at {x:g}, +{gain:.0%} by {xs[-1]:g} (flat: as x^"
+        f"{elasticity:.2f})",
     )
