@@ -80,6 +80,17 @@ def floor_count(v: float) -> int:
     return max(1, math.floor(v + 1e-9)) if math.isfinite(v) else 1
 
 
+def concurrent(
+    card: float, per_batch: float, reserved: float, headroom: float
+) -> tuple[float, float, int]:
+    """(V, V/M, N): the VRAM left for batches with `headroom` of the card kept free and
+    `reserved` held whatever the load, how many batches of `per_batch` that is, and N, that
+    rounded down and never 0. The one place V/M is computed: `diagnose` quotes it too."""
+    usable = card * (1.0 - headroom) - reserved
+    ratio = usable / per_batch if usable > 0 and per_batch > 0 else 0.0
+    return max(usable, 0.0), ratio, floor_count(ratio)
+
+
 def plan_pool(
     card: float,
     per_batch: float,
@@ -117,17 +128,15 @@ def plan_pool(
         )
 
     warnings: list[str] = []
-    usable = card * (1.0 - share) - reserved
+    usable, ratio, batches = concurrent(card, per_batch, reserved, share)
     held = f" − {_b(reserved)} reserved" if reserved else ""
     f_v = Figure(
         "usable VRAM (V)",
-        max(usable, 0.0),
+        usable,
         "bytes",
-        f"{_b(card)} × (1 − {share:.0%} headroom){held} = {_b(max(usable, 0.0))}",
+        f"{_b(card)} × (1 − {share:.0%} headroom){held} = {_b(usable)}",
         "§3.2, §3.3",
     )
-    ratio = usable / per_batch if usable > 0 else 0.0
-    batches = floor_count(ratio)
     if ratio < 1.0:
         warnings.append(
             f"the card holds {ratio:.2f} batches of {_b(per_batch)} with {share:.0%} headroom: "
@@ -137,7 +146,7 @@ def plan_pool(
         "concurrent batches (N = V/M)",
         batches,
         "count",
-        f"⌊{_b(max(usable, 0.0))} / {_b(per_batch)}⌋ = ⌊{ratio:.2f}⌋ → {batches}",
+        f"⌊{_b(usable)} / {_b(per_batch)}⌋ = ⌊{ratio:.2f}⌋ → {batches}",
         "§3.3",
     )
     rps = batches * batch_size / batch_latency
@@ -173,6 +182,6 @@ def plan_pool(
         "§3.3",
     )
     return PoolPlan(
-        max(usable, 0.0), batches, rps, pool, wait, queue, (f_v, f_n, f_r, f_p, f_w, f_q),
+        usable, batches, rps, pool, wait, queue, (f_v, f_n, f_r, f_p, f_w, f_q),
         tuple(warnings),
     )  # fmt: skip

@@ -45,7 +45,7 @@ def _num(row: Row, col: str, where: str, required: bool = True) -> float | None:
     return v
 
 
-def _merge(raw: Sequence[Point]) -> tuple[Point, ...]:
+def merge_points(raw: Sequence[Point]) -> tuple[Point, ...]:
     """One point per x, repeats merged by their medians."""
     by_x: dict[float, list[Point]] = {}
     for p in raw:
@@ -106,7 +106,7 @@ def read_plain(rows: Sequence[Row], header: Sequence[str], name: str) -> Sweep:
                 None if errs is None else int(errs),
             )
         )
-    return Sweep(axis, _merge(counted), "plain")
+    return Sweep(axis, merge_points(counted), "plain")
 
 
 def read_perf_analyzer(rows: Sequence[Row], header: Sequence[str], name: str) -> Sweep:
@@ -116,7 +116,7 @@ def read_perf_analyzer(rows: Sequence[Row], header: Sequence[str], name: str) ->
     lat = {p: f"{p} latency" for p in PERCENTILES if f"{p} latency" in header}
     pts = _points(rows, name, xcol, "Inferences/Second", lat, 1e-6)
     axis: Axis = "concurrency" if xcol == "Concurrency" else "rate"
-    return Sweep(axis, _merge(pts), "perf_analyzer", "infer/s")
+    return Sweep(axis, merge_points(pts), "perf_analyzer", "infer/s")
 
 
 def read_model_analyzer(
@@ -151,7 +151,7 @@ def read_model_analyzer(
         if (col := f"{p} Latency (ms)") in header or (col := f"{p.upper()} Latency (ms)") in header
     }
     pts = _points(rows, name, xcol, "Throughput (infer/sec)", lat, 1e-3)
-    return Sweep(axis, _merge(pts), "model_analyzer", "infer/s", notes)
+    return Sweep(axis, merge_points(pts), "model_analyzer", "infer/s", notes)
 
 
 def read_locust_history(rows: Sequence[Row], header: Sequence[str], name: str) -> Sweep:
@@ -177,7 +177,7 @@ def read_locust_history(rows: Sequence[Row], header: Sequence[str], name: str) -
         pts.append(Point(users, statistics.median(rates), lat))
     if not pts:
         raise ResultsError(f"{name}: no Locust rows with users and a request rate")
-    return Sweep("concurrency", _merge(pts), "locust", "req/s")
+    return Sweep("concurrency", merge_points(pts), "locust", "req/s")
 
 
 def read_vllm(rows: Sequence[Row], header: Sequence[str], name: str) -> Sweep:
@@ -194,7 +194,7 @@ def read_vllm(rows: Sequence[Row], header: Sequence[str], name: str) -> Sweep:
             lat[p] = col
     pts = _points(usable, name, xcol, "request_throughput", lat, 1e-3)
     axis: Axis = "concurrency" if xcol == "max_concurrency" else "rate"
-    return Sweep(axis, _merge(pts), "vllm", "req/s")
+    return Sweep(axis, merge_points(pts), "vllm", "req/s")
 
 
 def detect(header: Sequence[str]) -> str | None:
