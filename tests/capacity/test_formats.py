@@ -109,3 +109,12 @@ def test_bad_files_are_one_line(text: str, match: str) -> None:
 def test_missing_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="no such file"):
         read_results(tmp_path / "nope.csv")
+
+
+def test_request_numbers_fill_in_to_defeat_caches() -> None:
+    from infersight.capacity.targets import Target
+
+    t = Target("http://h/v1/answer?q=probe+{i}", "get")
+    assert t.request(1, 7).url == "http://h/v1/answer?q=probe+7"
+    e = Target("http://h/v1/embeddings", "openai", text="doc {i}")
+    assert e.request(3, 2).body == {"model": "default", "input": ["doc 2"] * 3}

@@ -97,6 +97,14 @@ class CapacityConfig(BaseModel):
     request_timeout: float = Field(
         30.0, gt=0.0, description="A request slower than this counts as failed."
     )
+    stop_error_share: float = Field(
+        0.2,
+        gt=0.0,
+        le=1.0,
+        description="A step where more than this share of requests failed ends the sweep: an "
+        "overloaded server keeps working off requests the generator gave up on, so later steps "
+        "would measure that backlog and its collapse, not the server's capacity.",
+    )
     max_outstanding: int = Field(
         4096,
         ge=1,

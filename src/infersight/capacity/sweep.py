@@ -12,6 +12,7 @@ items of successful responses that finished inside the measured part of the step
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import statistics
 import time
@@ -68,8 +69,11 @@ def _q(sorted_vals: Sequence[float], q: float) -> float | None:
     return float(sorted_vals[k])
 
 
+_counter = itertools.count()
+
+
 async def _send(client: httpx.AsyncClient, target: Target, batch: int) -> bool:
-    req = target.request(batch)
+    req = target.request(batch, next(_counter))
     r = await client.request(req.method, req.url, json=req.body)
     return 200 <= r.status_code < 300
 
@@ -182,7 +186,7 @@ async def asweep(
     if config.warmup_seconds >= config.step_seconds:
         raise ValueError("the warmup must be shorter than a step")
     limits = httpx.Limits(max_connections=config.max_outstanding, max_keepalive_connections=256)
-    points, logs = [], []
+    points, logs, notes = [], [], []
     async with httpx.AsyncClient(limits=limits, timeout=config.request_timeout) as client:
         base = None
         for i, level in enumerate(levels):
@@ -196,9 +200,16 @@ async def asweep(
             logs.append(log)
             if progress is not None:
                 progress(i + 1, len(levels))
+            failed = log.failed + log.dropped
+            if failed > config.stop_error_share * max(log.sent + log.dropped, 1):
+                notes.append(
+                    f"stopped after {level:g}: {failed} of {log.sent + log.dropped} requests "
+                    "failed; further steps would measure the overload's aftermath, not capacity"
+                )
+                break
     unit = "items/s" if axis == "batch" else "req/s"
     note = f"open loop, {config.step_seconds:g} s a step ({config.warmup_seconds:g} s warmup)"
-    return Sweep(axis, tuple(points), "plain", unit, (note,)), logs
+    return Sweep(axis, tuple(points), "plain", unit, (note, *notes)), logs
 
 
 def sweep(

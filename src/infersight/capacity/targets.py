@@ -5,10 +5,14 @@
 - openai: `/v1/embeddings` (a list of `b` inputs), `/v1/completions` (a list of `b` prompts),
   `/v1/chat/completions` (one conversation: concurrency sweeps only).
 - triton: KServe v2 `/v2/models/NAME/infer`, one input tensor of shape `[b, *dims]`.
+
+`{i}` in the URL or the text is replaced by the request's number, so that a cache in front of
+the model (the live lab's Redis) does not answer the same request from memory every time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -42,7 +46,15 @@ class Target:
             self.kind == "openai" and not path.rstrip("/").endswith("chat/completions")
         )
 
-    def request(self, batch: int) -> Request:
+    def request(self, batch: int, number: int = 0) -> Request:
+        """Request `number` of a sweep, carrying `batch` items."""
+        if "{i}" in self.url or "{i}" in self.text:
+            n = str(number)
+            url, text = self.url.replace("{i}", n), self.text.replace("{i}", n)
+            return dataclasses.replace(self, url=url, text=text)._build(batch)
+        return self._build(batch)
+
+    def _build(self, batch: int) -> Request:
         if batch < 1:
             raise ValueError("a batch holds at least one item")
         if batch > 1 and not self.batches:
