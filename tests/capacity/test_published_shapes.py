@@ -7,6 +7,8 @@ prints for `perf_analyzer -m inception_graphdef --percentile=95 --concurrency-ra
 
 from __future__ import annotations
 
+import pytest
+
 from infersight.capacity import advise
 from infersight.capacity.formats import parse_results
 
@@ -78,3 +80,11 @@ def test_the_seeds_own_example_knee_32_gives_24_to_28() -> None:
     advice = advise(parse_results(rows, "seed-3.1"))
     assert advice.knee.x == 32
     assert (advice.low, advice.setting, advice.high) == (24, 25, 28)
+
+
+def test_the_latency_at_the_setting_is_the_tail_the_tool_reported() -> None:
+    # the guide prints p95 only: the summary quotes p95 at the setting (concurrency 1)
+    advice = advise(parse_results(_csv(INCEPTION_BASELINE), "triton-optimization-guide"))
+    assert advice.tail_at is not None and advice.tail_at[0] == "p95"
+    assert advice.tail_at[1] == pytest.approx(0.021371)
+    assert "p95 there 21 ms" in advice.summary()

@@ -45,6 +45,8 @@ class BatchAdvice:
     p50_at: float | None  # seconds, interpolated between the steps around the setting
     p99_at: float | None
     throughput_at: float | None
+    #: the highest percentile the tool reported, at the setting (perf_analyzer may give p95 only)
+    tail_at: tuple[str, float] | None = None
 
     @property
     def name(self) -> str:
@@ -53,7 +55,11 @@ class BatchAdvice:
     def summary(self) -> str:
         if self.setting is None or self.knee.x is None:
             return f"no knee ({self.knee.reason}): no {self.name} to recommend yet"
-        lat = "" if self.p99_at is None else f"; p99 there {self.p99_at * 1000:.0f} ms"
+        lat = (
+            ""
+            if self.tail_at is None
+            else f"; {self.tail_at[0]} there {self.tail_at[1] * 1000:.0f} ms"
+        )
         return (
             f"knee at {self.knee.x:g} ({self.knee.reason}); {self.name} {self.setting} "
             f"(range {self.low}–{self.high}: {self.margin:.0%} under the knee, rounded down, "
@@ -71,6 +77,9 @@ class BatchAdvice:
             "p50_at_s": self.p50_at,
             "p99_at_s": self.p99_at,
             "throughput_at": self.throughput_at,
+            "tail_at": None
+            if self.tail_at is None
+            else {"percentile": self.tail_at[0], "s": self.tail_at[1]},
             "seed": SEED_BATCH,
             "summary": self.summary(),
         }
@@ -93,6 +102,12 @@ def advise(sweep: Sweep, config: CapacityConfig = DEFAULT_CONFIG) -> BatchAdvice
     low = max_batch_for(knee.x, config.batch_margin_low)
     high = max_batch_for(knee.x, config.batch_margin_high)
     at = float(setting)
+    tail = None
+    for name in ("p99", "p95", "p90"):
+        v = sweep.latency_at(at, name) if at >= sweep.xs[0] else None
+        if v is not None:
+            tail = (name, v)
+            break
     return BatchAdvice(
         sweep.axis,
         knee,
@@ -103,4 +118,5 @@ def advise(sweep: Sweep, config: CapacityConfig = DEFAULT_CONFIG) -> BatchAdvice
         sweep.latency_at(at, "p50") if at >= sweep.xs[0] else None,
         sweep.latency_at(at, "p99") if at >= sweep.xs[0] else None,
         _interp(sweep.xs, sweep.ys, at),
+        tail,
     )
