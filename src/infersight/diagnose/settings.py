@@ -21,7 +21,6 @@ import numpy as np
 
 from infersight.capacity import DEFAULT_CONFIG as CAPACITY
 from infersight.capacity import advise, plan_pool
-from infersight.capacity.formats import merge_points
 from infersight.capacity.results import Point, ResultsError, Sweep
 from infersight.diagnose.capacity import estimate
 from infersight.diagnose.context import Context
@@ -76,15 +75,19 @@ def pool_setting(ctx: Context, instances: tuple[str, ...]) -> str | None:
 def window_sweep(ctx: Context, instances: tuple[str, ...]) -> Sweep | None:
     """Throughput against batch size from the window's own passes: per sample, batch size /
     forward time; one point per whole batch size, the median of its samples."""
-    pts = []
+    sizes, rates = [], []
     for inst in instances or tuple(ctx.instances_of(BATCH)):
         size, fwd = ctx.row(BATCH, inst), ctx.row(FORWARD, inst)
         if size is None or fwd is None:
             continue
         ok = ~np.isnan(size) & ~np.isnan(fwd) & (fwd > 0) & (size >= 1)
-        for b, f in zip(np.round(size[ok]), fwd[ok], strict=True):
-            pts.append(Point(float(b), float(b / f)))
-    merged = merge_points(pts)
+        b = np.round(size[ok])
+        sizes.append(b)
+        rates.append(b / fwd[ok])
+    if not sizes:
+        return None
+    b_all, r_all = np.concatenate(sizes), np.concatenate(rates)
+    merged = tuple(Point(float(b), float(np.median(r_all[b_all == b]))) for b in np.unique(b_all))
     if len(merged) < 3:
         return None
     try:
