@@ -394,8 +394,10 @@ def vram(
             ).frame  # fmt: skip
     rows = vram_report(frame, DEFAULT_CONFIG)
 
-    def pct(v: float | None) -> str:
-        return "—" if v is None else f"{v:.0%}"
+    def pct(v: float | None, card: float | None = None) -> str:
+        if v is None:
+            return "—"
+        return f"{v:.0%}" if card is None else f"{v:.0%} ({v * card / 2**30:.1f} GiB)"
 
     if as_json:
         print_json({"instances": [r.to_dict() for r in rows]})
@@ -413,7 +415,8 @@ def vram(
             table.add_column(col)
         for r in rows:
             table.add_row(
-                markup_safe(r.instance), r.status, pct(r.steady), pct(r.peak), pct(r.headroom),
+                markup_safe(r.instance), r.status, pct(r.steady, r.card), pct(r.peak, r.card),
+                pct(r.headroom),
                 "—" if r.peak_at is None else iso(r.peak_at),
                 ", ".join(iso(t)[:10] for t, _ in r.risky_days) or "—",
             )  # fmt: skip
