@@ -109,3 +109,14 @@ def test_sweep_writes_results_that_batch_reads(tmp_path: Path) -> None:
     res = runner.invoke(app, ["capacity", "batch", str(out), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["advice"]["knee"]["x"] in (4, 8, 16)
+
+
+def test_batch_without_kneed_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "kneed", None)
+    results = tmp_path / "r.csv"
+    results.write_text(SEED)
+    res = runner.invoke(app, ["capacity", "batch", str(results)])
+    assert isinstance(res.exception, CommandError)
+    assert "pip install 'infersight[capacity]'" in res.exception.message

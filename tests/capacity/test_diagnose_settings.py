@@ -90,3 +90,17 @@ def test_simulated_findings_quote_the_setting(scenario: str, dialect: str, quote
     # the simulated cards hold ~50 GiB whatever the load and ~0.5–1 GiB per request or item:
     # with 20% of 80 GiB kept free, a few dozen at most, never 0, and under the faulty setting
     assert 1 <= value < 64
+
+
+def test_without_kneed_the_batch_setting_falls_back_and_says_which_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "kneed", None)  # `import kneed` raises ImportError
+    rng = np.random.default_rng(3)
+    sizes = rng.choice([1, 2, 4, 8, 16, 32, 64], N).astype(float)
+    fwd = 0.02 * np.maximum(1.0, sizes / 16)
+    series = {"inference.batch_size": sizes, "inference.forward_time_avg": fwd}
+    text = batch_setting(_ctx(series), NODES)
+    assert "pip install 'infersight[capacity]'" in text and "capacity sweep" in text

@@ -53,9 +53,18 @@ def smooth(ys: list[float]) -> list[float]:
     return [float(v) for v in np.maximum.accumulate(a)]
 
 
+class KneedMissing(RuntimeError):
+    """`kneed` is not installed; the message says which extra brings it."""
+
+
 def kneedle(xs: list[float], ys: list[float], sensitivity: float) -> float | None:
     """Kneedle's knee of an increasing concave curve, or None."""
-    from kneed import KneeLocator
+    try:
+        from kneed import KneeLocator
+    except ImportError:
+        raise KneedMissing(
+            "finding a knee needs kneed: pip install 'infersight[capacity]'"
+        ) from None
 
     if len(set(ys)) < 2:
         return None

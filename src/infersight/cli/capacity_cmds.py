@@ -113,11 +113,16 @@ def batch(
         if margin is None
         else DEFAULT_CONFIG.model_copy(update={"batch_margin": margin})
     )
+    from infersight.capacity.knee import KneedMissing
+
     try:
         sweep = read_results(results, input_format, config)
     except ResultsError as exc:
         fail(str(exc))
-    advice = advise(sweep, cfg)
+    try:
+        advice = advise(sweep, cfg)
+    except KneedMissing as exc:
+        fail(str(exc))
     _write_outputs(sweep, advice, png_out, html_out)
     if as_json:
         print_json({"sweep": sweep.to_dict(), "advice": advice.to_dict()})
@@ -226,7 +231,12 @@ def sweep_cmd(
     except SweepError as exc:
         fail(str(exc))
     write_text(out, to_plain_csv(result), overwrite=overwrite)
-    advice = advise(result, cfg)
+    from infersight.capacity.knee import KneedMissing
+
+    try:
+        advice = advise(result, cfg)
+    except KneedMissing as exc:
+        fail(f"wrote {out}, but {exc}")
     if as_json:
         print_json(
             {

@@ -21,6 +21,7 @@ import numpy as np
 
 from infersight.capacity import DEFAULT_CONFIG as CAPACITY
 from infersight.capacity import advise, plan_pool
+from infersight.capacity.knee import KneedMissing
 from infersight.capacity.results import Point, ResultsError, Sweep
 from infersight.diagnose.capacity import estimate
 from infersight.diagnose.context import Context
@@ -129,7 +130,10 @@ def batch_setting(ctx: Context, instances: tuple[str, ...]) -> str:
     sweep = window_sweep(ctx, instances)
     reason = "too few batch sizes in this window to read a knee from"
     if sweep is not None:
-        advice = advise(sweep, CAPACITY)
+        try:
+            advice = advise(sweep, CAPACITY)
+        except KneedMissing as exc:  # the extra is not installed: the VRAM bound still holds
+            return _vram_or_command(ctx, instances, str(exc))
         if advice.setting is not None and advice.knee.x is not None:
             return (
                 f"Set max batch size to {advice.setting} (range {advice.low}–{advice.high}): "
@@ -138,6 +142,10 @@ def batch_setting(ctx: Context, instances: tuple[str, ...]) -> str:
                 f"{CAPACITY.batch_margin:.0%} under it, rounded down (seed §3.1)."
             )
         reason = f"this window's batches show no throughput knee ({advice.knee.reason})"
+    return _vram_or_command(ctx, instances, reason)
+
+
+def _vram_or_command(ctx: Context, instances: tuple[str, ...], reason: str) -> str:
     cap = vram_batch_cap(ctx, instances)
     if cap is not None:
         return f"Set max batch size to at most {cap}: {reason}; {FIND_KNEE}."
