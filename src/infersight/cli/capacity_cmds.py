@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -32,6 +32,9 @@ from infersight.cli.connection import (
 )
 from infersight.cli.inputs import BundleArg, PrometheusOptional
 
+if TYPE_CHECKING:
+    from infersight.capacity import BatchAdvice, Sweep
+
 app = typer.Typer(
     help="Capacity settings from evidence: max batch size from a load test's knee (§3.1), "
     "worker pool, queue bound and max wait from V/M (§3.3), VRAM headroom from history (§3.2).",
@@ -53,7 +56,9 @@ def _levels(text: str, flag: str) -> list[int]:
     return levels
 
 
-def _write_outputs(sweep: object, advice: object, png_path: Path | None, html: Path | None) -> None:
+def _write_outputs(
+    sweep: Sweep, advice: BatchAdvice, png_path: Path | None, html: Path | None
+) -> None:
     from infersight.capacity.html import html_report
     from infersight.capacity.plot import png
     from infersight.safe_write import check_output, write_bytes, write_text
@@ -62,9 +67,10 @@ def _write_outputs(sweep: object, advice: object, png_path: Path | None, html: P
         if path is not None:
             check_output(path)
     if png_path is not None:
-        write_bytes(png_path, png(sweep, advice))  # type: ignore[arg-type]
+        write_bytes(png_path, png(sweep, advice))
     if html is not None:
-        write_text(html, html_report(sweep, advice, "Capacity: max batch from the knee"))  # type: ignore[arg-type]
+        title = f"Capacity: the {advice.name} from the knee"
+        write_text(html, html_report(sweep, advice, title))
 
 
 @app.command("batch")
@@ -193,7 +199,7 @@ def sweep_cmd(
         --triton-input input:FP32:3x224x224 --batch 1,2,4,8 -o r.csv
     """
     from infersight.capacity import DEFAULT_CONFIG, advise
-    from infersight.capacity.results import to_plain_csv
+    from infersight.capacity.results import Axis, to_plain_csv
     from infersight.capacity.sweep import SweepError, sweep
     from infersight.capacity.targets import (
         KINDS,
@@ -219,7 +225,7 @@ def sweep_cmd(
     if k not in KINDS:
         fail(f"--kind {k!r}: choose get, openai or triton", EXIT_USAGE)
     target = Target(url, k, model, triton_input=spec)
-    axis = "batch" if batch_levels is not None else "concurrency"
+    axis: Axis = "batch" if batch_levels is not None else "concurrency"
     levels = _levels(batch_levels or concurrency_levels or "", f"--{axis}")
     if axis == "batch" and not target.batches:
         fail(f"{url}: a {k} endpoint takes one item per request; sweep --concurrency", EXIT_USAGE)
@@ -227,7 +233,7 @@ def sweep_cmd(
     cfg = DEFAULT_CONFIG.model_copy(update={"step_seconds": step_s, "warmup_seconds": warm_s})
     try:
         with progress_bar(f"sweeping {axis}", enabled=not as_json) as update:
-            result, logs = sweep(target, axis, levels, in_flight, cfg, update)  # type: ignore[arg-type]
+            result, logs = sweep(target, axis, levels, in_flight, cfg, update)
     except SweepError as exc:
         fail(str(exc))
     write_text(out, to_plain_csv(result), overwrite=overwrite)
