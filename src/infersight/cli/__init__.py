@@ -15,6 +15,7 @@ from infersight.cli import (
     analysis_cmds,
     bench_cmds,
     bundle_cmds,
+    capacity_cmds,
     capture_cmds,
     catalog_cmds,
     lab_cmds,
@@ -89,6 +90,7 @@ app.add_typer(bench_cmds.app, name="bench")
 app.add_typer(stress_cmds.app, name="stress")
 app.add_typer(postmortem_cmds.app, name="postmortem")
 app.add_typer(runbook_cmds.app, name="runbook")
+app.add_typer(capacity_cmds.app, name="capacity")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -44,6 +44,13 @@ class Capacity:
         """About how many requests the card holds at once: V/M."""
         return self.free(share) / self.per_request
 
+    def recommended(self) -> int:
+        """The pool to set: V/M with the recommended headroom, rounded down, never 0 (the
+        arithmetic is `infersight.capacity`'s, the same `capacity concurrency` shows)."""
+        from infersight.capacity.concurrency import concurrent
+
+        return concurrent(self.card, self.per_request, self.fixed, 1.0 - self.recommended_share)[2]
+
     def over(self, factor: float) -> bool:
         """The limit admits more than `factor` × what the card holds."""
         return self.limit > factor * self.safe()
@@ -51,14 +58,14 @@ class Capacity:
     def statement(self, inst: str, factor: float) -> str:
         over = self.limit / self.safe() if self.safe() > 0 else float("inf")
         where = "the card" if self.usable_share >= 1.0 else f"{self.usable_share:.0%} of the card"
-        rec = self.safe(self.recommended_share)
+        rec = self.recommended()
         return (
             f"service.concurrency_limit on {inst} is {self.limit:.0f} where {where} holds about "
             f"{self.safe():.0f} requests (V/M: {self.free() / GIB:.1f} GiB / "
             f"{self.per_request / GIB:.2f} GiB per request; card {self.card / GIB:.0f} GiB, "
             f"{self.fixed / GIB:.1f} GiB held whatever the load; fit on {self.points} samples): "
-            f"{over:.1f}× it, margin {factor:g}×; about {rec:.0f} with "
-            f"{1.0 - self.recommended_share:.0%} headroom"
+            f"{over:.1f}× it, margin {factor:g}×; set it to {rec} (V/M with "
+            f"{1.0 - self.recommended_share:.0%} headroom, rounded down)"
         )
 
 

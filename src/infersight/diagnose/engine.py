@@ -31,6 +31,7 @@ from infersight.diagnose.result import (
     UnexplainedChange,
     Verdict,
 )
+from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
 
@@ -169,7 +170,7 @@ def diagnose(
     confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
     graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried}, cfg)
     back = chain_mod.explained_by(graph)
-    results = {t.rule.id: _result(t, graph, back, cfg) for t in tried}
+    results = {t.rule.id: with_setting(ctx, _result(t, graph, back, cfg)) for t in tried}
     root_ids = chain_mod.roots(confirmed, graph)
     ranked = order([Candidate(r, results[r].onset, results[r].confidence) for r in root_ids], cfg)
     roots = tuple(
