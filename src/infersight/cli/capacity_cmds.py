@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt
 from infersight.cli.common import (
     EXIT_CANNOT_JUDGE,
     EXIT_FINDINGS,
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     console,
     err_console,
     fail,
     markup_safe,
     print_json,
     progress_bar,
+    wants_json,
 )
 from infersight.cli.connection import (
     BasicOpt,
@@ -99,7 +101,8 @@ def batch(
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write the HTML report here (plot and table).")
     ] = None,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """The knee of a load test and the max batch size (or concurrency) to set: about 20% under
     the knee, rounded down (seed §3.1: a knee at 32 gives 24–28).
@@ -111,6 +114,7 @@ def batch(
       infersight capacity batch metrics-model-inference.csv --config resnet_config_4
       infersight capacity batch r.csv   (r.csv from `capacity sweep`)
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.capacity import DEFAULT_CONFIG, ResultsError, advise
     from infersight.capacity.formats import read_results
 
@@ -184,7 +188,8 @@ def sweep_cmd(
         int, typer.Option("--in-flight", help="Batch sweeps: requests kept in flight.", min=1)
     ] = 1,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace RESULTS.")] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Drive an endpoint through increasing batch sizes or concurrency with an open-loop
     generator (requests leave on schedule whatever the server does) and write RESULTS for
@@ -198,6 +203,7 @@ def sweep_cmd(
       infersight capacity sweep http://triton:8000/v2/models/resnet/infer
         --triton-input input:FP32:3x224x224 --batch 1,2,4,8 -o r.csv
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.capacity import DEFAULT_CONFIG, advise
     from infersight.capacity.results import Axis, to_plain_csv
     from infersight.capacity.sweep import SweepError, sweep
@@ -304,7 +310,8 @@ def concurrency(
             max=0.95,
         ),
     ] = None,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """V/M, requests per second, the worker pool, the queue bound and the max wait that follow
     from the GPU (seed §3.3), each with its arithmetic and seed section.
@@ -313,6 +320,7 @@ def concurrency(
       infersight capacity concurrency --vram 80GiB --reserved 16GiB
         --per-batch-peak 6GiB --batch-latency 120ms --batch-size 8 --target-p99 500ms
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.capacity import plan_pool
     from infersight.limits import LimitError, parse_size
     from infersight.timeparse import parse_duration
@@ -355,7 +363,8 @@ def vram(
         float, typer.Option("--days", help="History to read (live servers).", min=0.01)
     ] = 7.0,
     step: Annotated[str, typer.Option("--step", help="Resolution of the history (live).")] = "5m",
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
     ca_file: CaOpt = None,
@@ -373,6 +382,7 @@ def vram(
       infersight capacity vram -p http://prometheus:9090 --days 7
       infersight capacity vram incident.tar.gz
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.capacity import DEFAULT_CONFIG
     from infersight.capacity.vram import SIGNALS, vram_report
     from infersight.timeparse import iso, parse_duration

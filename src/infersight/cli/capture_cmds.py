@@ -9,15 +9,17 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt
 from infersight.cli.common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     console,
     err_console,
     fail,
     markup_safe,
     print_json,
+    wants_json,
 )
 from infersight.cli.connection import (
     BasicOpt,
@@ -30,7 +32,7 @@ from infersight.cli.connection import (
     TimeoutOpt,
     resolve_deadline,
 )
-from infersight.cli.inputs import PrometheusOptional
+from infersight.cli.inputs import AT_HELP, PrometheusOptional, parse_at
 
 
 def capture(
@@ -48,7 +50,7 @@ def capture(
         ),
     ] = "30m",
     at: Annotated[
-        str, typer.Option("--at", help="The moment to capture: now, now-5m, epoch, ISO 8601.")
+        str, typer.Option("--at", help="The moment to capture. " + AT_HELP, metavar="TIME")
     ] = "now",
     step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
     baselines: Annotated[
@@ -95,7 +97,8 @@ def capture(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing bundle.")
     ] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
     bearer_token: BearerOpt = None,
     basic_auth: BasicOpt = None,
     ca_file: CaOpt = None,
@@ -119,10 +122,11 @@ def capture(
     from infersight.capture import CaptureRequest
     from infersight.capture import capture as run_capture
     from infersight.limits import LimitError, current, parse_size
-    from infersight.timeparse import parse_duration, parse_time, promql_duration
+    from infersight.timeparse import parse_duration, promql_duration
 
+    as_json = wants_json(fmt, as_json)
     try:
-        length, step_s, end = parse_duration(since), parse_duration(step), parse_time(at)
+        length, step_s, end = parse_duration(since), parse_duration(step), parse_at(at)
         part_s = parse_duration(part_timeout)
         shifts = (
             ()

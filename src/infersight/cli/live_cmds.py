@@ -9,15 +9,17 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt
 from infersight.cli.common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     console,
     err_console,
     fail,
     markup_safe,
     print_json,
+    wants_json,
 )
 
 DirOpt = Annotated[
@@ -37,13 +39,15 @@ def _errors() -> tuple[type[Exception], ...]:
 def up(
     replicas: Annotated[int, typer.Option("--replicas", min=1, max=8)] = 3,
     lab_dir: DirOpt = DEFAULT_DIR,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Start the live lab: HAProxy, the API, Redis + exporter, vector search, GPU stand-ins,
     node_exporter and Prometheus, each a process on a loopback port.
 
     Example: infersight lab up --replicas 3 --dir lab && infersight lab status --dir lab
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.live import stack
 
     try:
@@ -68,8 +72,11 @@ def up(
     )
 
 
-def down(lab_dir: DirOpt = DEFAULT_DIR, as_json: JsonOpt = False) -> None:
+def down(
+    lab_dir: DirOpt = DEFAULT_DIR, fmt: FormatOpt = "table", as_json: JsonAliasOpt = False
+) -> None:
     """Stop every process the lab started (and nothing else); no process and no port is left."""
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.live import stack
 
     try:
@@ -82,8 +89,11 @@ def down(lab_dir: DirOpt = DEFAULT_DIR, as_json: JsonOpt = False) -> None:
     console.print(f"stopped {len(stopped)} processes: {markup_safe(', '.join(stopped) or '-')}")
 
 
-def status(lab_dir: DirOpt = DEFAULT_DIR, as_json: JsonOpt = False) -> None:
+def status(
+    lab_dir: DirOpt = DEFAULT_DIR, fmt: FormatOpt = "table", as_json: JsonAliasOpt = False
+) -> None:
     """Each part: its port, whether it is alive and healthy, its metrics URL."""
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.live import faults, stack
 
     try:
@@ -133,7 +143,8 @@ def fault(
         str | None, typer.Option("--for", help="Clear it by itself after this long (10m).")
     ] = None,
     lab_dir: DirOpt = DEFAULT_DIR,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Inject a fault into the running lab (or `clear` them all); ground truth goes to
     DIR/faults/truth.jsonl.
@@ -142,6 +153,7 @@ def fault(
     link-slow, link-lossy, vector-out-of-ram, cpu-hog, disk-pressure, gpu-clock-drop, gpu-xid,
     gpu-vram-leak (the gpu-* faults change the modelled card). See docs/lab.md.
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.live import faults, stack
     from infersight.timeparse import parse_duration
 
@@ -173,9 +185,11 @@ def load(
     rate: Annotated[float, typer.Option("--rate", help="Requests per second (open loop).")] = 8.0,
     duration: Annotated[str, typer.Option("--duration", help="How long (2m, 1h).")] = "2m",
     lab_dir: DirOpt = DEFAULT_DIR,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Steady open-loop load through the lab's gateway (loopback only, bounded)."""
+    as_json = wants_json(fmt, as_json)
     from infersight.lab.live import stack
     from infersight.lab.live.load import run_load
     from infersight.timeparse import parse_duration

@@ -8,15 +8,17 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from infersight.cli.catalog_cmds import JsonOpt
 from infersight.cli.common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
+    FormatOpt,
+    JsonAliasOpt,
     console,
     err_console,
     fail,
     markup_safe,
     print_json,
+    wants_json,
 )
 
 app = typer.Typer(
@@ -56,13 +58,15 @@ def run(
         typer.Option("--prometheus", "-p", help="Diagnose the run's window on this server."),
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite")] = False,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Run a load profile with Locust (headless, as a library) and write the results.
 
     Example: infersight stress run --profile spike --users 12 --duration 3m -o spike.json
     http://127.0.0.1:8080
     """
+    as_json = wants_json(fmt, as_json)
     import json
 
     from infersight.lab.live.procs import LabError
@@ -133,13 +137,15 @@ def compare(
         Path | None,
         typer.Option("--out", "-o", help="Also write the comparison as HTML with plots."),
     ] = None,
-    as_json: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    as_json: JsonAliasOpt = False,
 ) -> None:
     """Side by side, with a verdict: stronger, weaker or same (beyond the noise band).
 
     Exit 1 when B is weaker. Example: infersight stress compare last.json now.json
     --band-from clean1.json --band-from clean2.json
     """
+    as_json = wants_json(fmt, as_json)
     from infersight.stress.compare import RunFileError, load_run, noise_band
     from infersight.stress.compare import compare as compare_runs
 
