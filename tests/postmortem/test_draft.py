@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,20 @@ def test_audit_log_lines_read_and_bad_ones_named(tmp_path: Path) -> None:
     assert [a.what for a in actions] == ["Runbook vectordb-memory step 1: ok",
                                          "Runbook cache-resize: dry-run"]  # fmt: skip
     assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in problems] == ["2", "4"]
+
+
+def test_audit_log_written_by_runbook_run_is_read(tmp_path: Path) -> None:
+    """The log `infersight runbook run` appends to, read by the postmortem draft."""
+    from infersight.runbooks.audit import AuditLog
+
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path) as audit:
+        audit.write("run-start", run="r1", runbook="cache-resize", mode="execute")
+        audit.write("run-end", run="r1", runbook="cache-resize", outcome="verified")
+    actions, problems = read_audit(path)
+    assert problems == []
+    assert [a.what for a in actions] == [
+        "Runbook cache-resize run-start",
+        "Runbook cache-resize run-end: verified",
+    ]
+    assert all(abs(a.ts - time.time()) < 600 for a in actions)

@@ -1,8 +1,9 @@
 """What a draft is written from: a diagnosis (a JSON report, or a bundle holding one), the
 captures (bundle manifests) and, optionally, a runbook audit log.
 
-Audit log: JSON Lines, one action a line, at least `{"ts", "runbook", "step", "outcome"}`
-(`ts` an ISO 8601 time or epoch seconds; any other keys are ignored).
+Audit log: JSON Lines, one action a line: a time (`at`, as `infersight runbook run` writes
+it, or `ts`: ISO 8601 or epoch seconds), `runbook`, and where present `event`, `step` and
+`outcome`; any other keys are ignored.
 """
 
 from __future__ import annotations
@@ -139,11 +140,26 @@ def read_audit(path: str | os.PathLike[str]) -> tuple[list[Action], list[str]]:
         except json.JSONDecodeError:
             problems.append(f"{p}:{n}: not JSON; line skipped")
             continue
-        ts = _ts(rec.get("ts")) if isinstance(rec, dict) else None
+        ts = _ts(rec.get("at", rec.get("ts"))) if isinstance(rec, dict) else None
         if not isinstance(rec, dict) or ts is None or not rec.get("runbook"):
-            problems.append(f"{p}:{n}: needs ts (ISO time or epoch) and runbook; line skipped")
+            problems.append(
+                f"{p}:{n}: needs at or ts (ISO time or epoch) and runbook; line skipped"
+            )
             continue
-        step = f" step {rec['step']}" if rec.get("step") not in (None, "") else ""
-        outcome = f": {rec['outcome']}" if rec.get("outcome") not in (None, "") else ""
-        actions.append(Action(ts, f"Runbook {rec['runbook']}{step}{outcome}", "audit log"))
+        actions.append(Action(ts, _action(rec), "audit log"))
     return actions, problems
+
+
+def _action(rec: dict[str, Any]) -> str:
+    """`Runbook ID [event] [step S][: outcome]`; a step the runbook log records whole is named
+    by its `name` (or `index`)."""
+    step = rec.get("step")
+    if isinstance(step, dict):
+        step = step.get("name", step.get("index"))
+    parts = [f"Runbook {rec['runbook']}"]
+    if rec.get("event") not in (None, ""):
+        parts.append(str(rec["event"]))
+    if step not in (None, ""):
+        parts.append(f"step {step}")
+    outcome = f": {rec['outcome']}" if rec.get("outcome") not in (None, "") else ""
+    return " ".join(parts) + outcome
