@@ -34,12 +34,12 @@ def deviation_rule(d: Deviation, cfg: AlertsConfig) -> Rule:
         f" and ({s} {op} {d.floor:g})"
     )
     sel = s + '{instance="%s"}'
-    way = "up" if up else "down"
+    way, past = ("up", "above") if up else ("down", "below")
     summary = (
         f"{d.what} on {{{{ $labels.instance }}}} is {value(d.signal)}: "
         f"{queried(day(cfg, sel), d.signal)} at this time yesterday, "
         f"{queried(hour(cfg, sel), d.signal)} the previous hour "
-        f"({d.ratio:.0%} {way} from both, past {d.floor:g})"
+        f"({d.ratio:.0%} {way} from both, {past} {d.floor:g})"
     )
     return Rule(
         expr=expr,
@@ -55,8 +55,8 @@ def vram_rule(cfg: AlertsConfig) -> Rule:
     s = recorded(sig)
     hours = cfg.vram_horizon_s / 3600
     expr = (
-        f"(predict_linear({s}[{cfg.vram_fit}], {cfg.vram_horizon_s}) > {cfg.vram_full:g})"
-        f" and ({s} > {cfg.vram_floor:g})"
+        f"({s} > {cfg.vram_floor:g})"
+        f" and (predict_linear({s}[{cfg.vram_fit}], {cfg.vram_horizon_s}) > {cfg.vram_full:g})"
     )
     summary = (
         f"GPU memory on {{{{ $labels.instance }}}} is {value(sig)} used and its trend over "
@@ -115,8 +115,11 @@ def xid_rule(cfg: AlertsConfig) -> Rule:
 
 
 def queue_idle_rule(cfg: AlertsConfig) -> Rule:
-    q = f"sum by (host) ({recorded('service.queue_length')})"
-    g = f"avg by (host) ({recorded('inference.gpu_util')})"
+    # smoothed over the last `queue_smooth`: a queue that fills and drains in turn (requests
+    # shed, an engine crashing) is still a queue, and must not restart the `for:` clock
+    w = cfg.queue_smooth
+    q = f"sum by (host) (max_over_time({recorded('service.queue_length')}[{w}]))"
+    g = f"avg by (host) (avg_over_time({recorded('inference.gpu_util')}[{w}]))"
     qd = f"sum by (host) ({day(cfg, recorded('service.queue_length'))})"
     qh = f"sum by (host) ({hour(cfg, recorded('service.queue_length'))})"
     gd = f"avg by (host) ({day(cfg, recorded('inference.gpu_util'))})"

@@ -15,6 +15,8 @@ _HUMAN = {
     "s": "humanizeDuration",
     "ratio": "humanizePercentage",
     "bytes": "humanize1024",
+    "MHz": 'printf "%.0f"',
+    "celsius": 'printf "%.0f"',
 }
 
 

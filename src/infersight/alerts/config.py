@@ -110,6 +110,9 @@ class AlertsConfig(BaseModel):
     queue_ratio: float = 3.0
     gpu_drop_ratio: float = 0.2
     queue_for: str = "10m"
+    #: the queue's peak and the GPUs' mean over this window: a queue that flaps between full
+    #: and empty (shedding, crashes) holds the alert instead of resetting it
+    queue_smooth: str = "5m"
     slo: SLO = Field(default_factory=SLO)
     #: the Prometheus the `infersight diagnose` hint points at; Prometheus fills in its own
     #: --web.external-url when left as this template

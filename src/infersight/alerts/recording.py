@@ -36,8 +36,10 @@ def pick(
 
 
 def _with_host(expr: str, cfg: AlertsConfig) -> str:
+    """`host` from the target, and `model` from vLLM's `model_name` (Triton says `model`)."""
     regex = cfg.host_regex.replace("\\", "\\\\")
-    return f'label_replace({expr}, "host", "$1", "{cfg.host_from}", "{regex}")'
+    inner = f'label_replace({expr}, "host", "$1", "{cfg.host_from}", "{regex}")'
+    return f'label_replace({inner}, "model", "$1", "model_name", "(.+)")'
 
 
 def _join(alts: Sequence[SignalMapping], window: str, by: Sequence[str]) -> str:
@@ -97,9 +99,7 @@ def slo_group(
         if errors:
             rules.append(Rule(expr=_join(errors, w, (by,)), record=f"{SLO_ERRORS}{w}"))
         slow = [
-            s
-            for s in (_slow_ratio(a, w, by, cfg.slo.latency_threshold_s) for a in slow_alts)
-            if s
+            s for s in (_slow_ratio(a, w, by, cfg.slo.latency_threshold_s) for a in slow_alts) if s
         ]
         if slow:
             expr = slow[0] if len(slow) == 1 else " or ".join(f"({s})" for s in slow)

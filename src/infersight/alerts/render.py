@@ -91,9 +91,7 @@ def build(
     if not have["errors"]:
         skipped.append("InferErrorBudgetBurn: no exporter provides service.error_ratio")
     if not have["latency"]:
-        skipped.append(
-            "InferLatencyBudgetBurn: no request-latency histogram among the exporters"
-        )
+        skipped.append("InferLatencyBudgetBurn: no request-latency histogram among the exporters")
     return RuleSet(
         tuple(f.name for f in families),
         tuple(g for g in (signals, slo) if g is not None and g.rules),
@@ -106,4 +104,5 @@ def build(
 def write(rules: RuleSet, folder: str | Path, overwrite: bool = False) -> list[Path]:
     """Both rule files into `folder` (created), each written whole or not at all."""
     out = check_folder(folder, create=True)
-    return [write_text(out / name, text, overwrite=overwrite) for name, text in rules.files().items()]
+    files = rules.files().items()
+    return [write_text(out / name, text, overwrite=overwrite) for name, text in files]
