@@ -9,7 +9,7 @@ queue growing while the GPUs idle (not a compute shortage, seed §2.2).
 
 from __future__ import annotations
 
-from infersight.alerts.annotations import annotations, queried, value
+from infersight.alerts.annotations import notes, queried, value
 from infersight.alerts.config import AlertsConfig, Deviation
 from infersight.alerts.rules import Group, Rule, recorded
 from infersight.signals import get_signal
@@ -46,7 +46,7 @@ def deviation_rule(d: Deviation, cfg: AlertsConfig) -> Rule:
         alert=d.alert,
         for_=d.for_,
         labels={"severity": "warning", "layer": sig.layer.value, "signal": d.signal},
-        annotations=annotations(summary, d.rule, d.runbook, cfg),
+        annotations=notes(summary, d.rule, d.runbook, cfg),
     )
 
 
@@ -67,7 +67,7 @@ def vram_rule(cfg: AlertsConfig) -> Rule:
         alert="InferVRAMExhaustionAhead",
         for_=cfg.vram_for,
         labels={"severity": "warning", "layer": "inference", "signal": sig},
-        annotations=annotations(summary, "vram_exhaustion_ahead", "rolling-restart", cfg),
+        annotations=notes(summary, "vram_exhaustion_ahead", "rolling-restart", cfg),
     )
 
 
@@ -96,7 +96,7 @@ def throttle_rule(cfg: AlertsConfig) -> Rule:
         alert="InferGPUClockThrottled",
         for_=cfg.throttle_for,
         labels={"severity": "warning", "layer": "infrastructure", "signal": "infra.gpu_throttle"},
-        annotations=annotations(summary, "gpu_thermal_throttling", "drain-node", cfg),
+        annotations=notes(summary, "gpu_thermal_throttling", "drain-node", cfg),
     )
 
 
@@ -110,7 +110,7 @@ def xid_rule(cfg: AlertsConfig) -> Rule:
         expr=f"max by (host) (max_over_time({s}[{cfg.xid_window}])) > 0",
         alert="InferGPUXidError",
         labels={"severity": "page", "layer": "infrastructure", "signal": "infra.gpu_xid"},
-        annotations=annotations(summary, "gpu_hardware_fault", "drain-node", cfg),
+        annotations=notes(summary, "gpu_hardware_fault", "drain-node", cfg),
     )
 
 
@@ -142,7 +142,7 @@ def queue_idle_rule(cfg: AlertsConfig) -> Rule:
         alert="InferQueueGrowingGPUIdle",
         for_=cfg.queue_for,
         labels={"severity": "page", "layer": "service", "signal": "service.queue_length"},
-        annotations=annotations(summary, "gpu_util_low", "", cfg),
+        annotations=notes(summary, "gpu_util_low", "", cfg),
     )
 
 

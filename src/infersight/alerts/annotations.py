@@ -45,7 +45,7 @@ def diagnose_command(cfg: AlertsConfig) -> str:
     )
 
 
-def annotations(summary: str, rule: str, runbook: str, cfg: AlertsConfig) -> dict[str, str]:
+def notes(summary: str, rule: str, runbook: str, cfg: AlertsConfig) -> dict[str, str]:
     return {
         "summary": summary,
         "diagnose_rule": rule,

@@ -6,7 +6,7 @@ window (is it still burning now?) exceed `factor` times the allowed error rate.
 
 from __future__ import annotations
 
-from infersight.alerts.annotations import annotations
+from infersight.alerts.annotations import notes
 from infersight.alerts.config import AlertsConfig
 from infersight.alerts.recording import SLO_ERRORS, SLO_SLOW
 from infersight.alerts.rules import Group, Rule
@@ -38,7 +38,7 @@ def _pairs(kind: str, record: str, objective: float, cfg: AlertsConfig) -> list[
                     "slo": kind,
                     "window": f"{long_w}/{short_w}",
                 },
-                annotations=annotations(summary, rule, "", cfg),
+                annotations=notes(summary, rule, "", cfg),
             )
         )
     return rules

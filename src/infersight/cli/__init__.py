@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from infersight.cli import (
+    alerts_cmds,
     analysis_cmds,
     bench_cmds,
     bundle_cmds,
@@ -85,6 +86,8 @@ app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")
 app.add_typer(stress_cmds.app, name="stress")
+app.add_typer(alerts_cmds.alerts_app, name="alerts")
+app.add_typer(alerts_cmds.dashboards_app, name="dashboards")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
