@@ -137,11 +137,15 @@ def alerts_render(
 
       infersight alerts render -p http://prom:9090 -o /etc/prometheus/rules/ --overwrite
     """
-    from infersight.alerts.render import build, write
-    from infersight.safe_write import check_folder
+    from infersight.alerts.render import ALERTS_FILE, RECORDING_FILE, build, write
+    from infersight.safe_write import check_folder, check_target, existing
 
     as_json = wants_json(fmt, False)
     check_folder(out, create=True)
+    for name in (RECORDING_FILE, ALERTS_FILE):  # both or neither: never half a rule set
+        if not overwrite and existing(out / name) is not None:
+            fail(f"{out / name} exists; pass --overwrite to replace it")
+        check_target(out / name, "file", overwrite=True)
     conn = (bearer_token, basic_auth, ca_file, insecure, timeout, deadline)
     families, available = _families(exporters, prometheus, mappings, conn)
     rules = build(families, available)
@@ -187,8 +191,10 @@ def dashboards_render(
     """
     from infersight.alerts import dashboard
     from infersight.alerts.render import build
-    from infersight.safe_write import check_output, write_text
+    from infersight.safe_write import check_output, existing, write_text
 
+    if not overwrite and existing(out) is not None:
+        fail(f"{out} exists; pass --overwrite to replace it")
     check_output(out, "file", overwrite)
     try:
         import grafana_foundation_sdk  # noqa: F401
