@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import BaseModel, ConfigDict
 
 from infersight.alerts.render import ALERTS_FILE, RECORDING_FILE, RuleSet, build, write
 from infersight.alerts.replay import Firing, replay
@@ -57,8 +58,9 @@ DAYTIME = frozenset({"gpu_thermal_throttling"})
 DAY_START_S = 1_748_736_000.0 + 8 * 3600.0  # 2025-06-01 08:00 UTC
 
 
-@dataclass(frozen=True)
-class BacktestConfig:
+class BacktestConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     #: fault-free hours before the run: the day the `offset 1d` baselines read, plus the hour
     #: the previous-hour baseline reads
     history_h: float = 25.0
