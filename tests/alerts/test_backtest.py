@@ -4,8 +4,11 @@ queries, run against the recorded signals, return data now and a day earlier."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,13 @@ def test_backfilled_incident_fires_its_alerts_and_only_those(scenario: str, tmp_
     assert min(out.fired.values()) >= out.onset, out.to_dict()
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+
+
 def _record(prom: LocalPrometheus, rules_file: Path, start: float, end: float, out: Path) -> None:
     """Evaluate the recording rules over [start, end] with promtool, into blocks under `out`."""
     res = subprocess.run(
@@ -74,11 +84,16 @@ def test_dashboard_queries_return_data_from_recorded_rules(tmp_path: Path) -> No
         shutil.move(str(block), str(workdir / "data" / block.name))
     text = dashboard.to_json(dashboard.build(rules.signals))
     assert dashboard.validate(text) == []
-    import json
-
     exprs = dashboard.panel_queries(json.loads(text))
     assert len(exprs) == 2 * len(rules.signals)
     with LocalPrometheus(workdir=workdir) as prom:
+        # the commands, detecting the exporters on this server
+        made = _cli("alerts", "render", "-p", prom.url, "-o", str(tmp_path / "cli"), "-f", "json")
+        assert made.returncode == 0, made.stderr
+        assert {"vllm", "dcgm", "node", "redis"} <= set(json.loads(made.stdout)["families"])
+        dash = _cli("dashboards", "render", "-p", prom.url, "-o", str(tmp_path / "d.json"))
+        assert dash.returncode == 0, dash.stderr
+        assert json.loads((tmp_path / "d.json").read_text()) == json.loads(text)
         client = PrometheusClient(prom.url)
         empty = []
         for expr in exprs:
