@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from infersight.cli import (
+    alerts_cmds,
     analysis_cmds,
     bench_cmds,
     bundle_cmds,
@@ -91,6 +92,8 @@ app.add_typer(stress_cmds.app, name="stress")
 app.add_typer(postmortem_cmds.app, name="postmortem")
 app.add_typer(runbook_cmds.app, name="runbook")
 app.add_typer(capacity_cmds.app, name="capacity")
+app.add_typer(alerts_cmds.alerts_app, name="alerts")
+app.add_typer(alerts_cmds.dashboards_app, name="dashboards")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
