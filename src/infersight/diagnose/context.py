@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from infersight.detect import Anomaly, DetectionResult
 from infersight.detect.absence import TARGET_UP
+from infersight.detect.fleet import default_peer_groups
 from infersight.diagnose.config import DiagnoseConfig
 from infersight.exporters import load_catalog
 from infersight.frame import FloatArray, MetricFrame
@@ -97,6 +98,17 @@ class Context:
         out = self.memo[key]
         assert isinstance(out, dict)
         return out
+
+    def role(self, instance: str) -> str:
+        """The instance's peer group, as detection forms it for fleet outliers (instances
+        exposing the same set of service and inference signals): an embedding batcher in the
+        API is no peer of the model replicas, though both report a pass's time."""
+        key = ("roles",)
+        if key not in self.memo:
+            self.memo[key] = default_peer_groups(self.frame)
+        roles = self.memo[key]
+        assert isinstance(roles, dict)
+        return str(roles.get(instance, ""))
 
     def row(self, signal: str, instance: str) -> FloatArray | None:
         key = (signal, instance)

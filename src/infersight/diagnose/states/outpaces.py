@@ -1,9 +1,9 @@
-"""`outpaces`: the signal is `factor` times further from its peers (its bad way) than `than`
-is from theirs: a change its would-be cause is too small to make; with `stat: max`, its peak
-grew `factor` times as much as `than`'s did against their peaks before (a pass that slowed
-2.5× while the mean batch grew 1.3×: each item costs more, the batches are past the knee —
-below it a larger batch costs less per item). With `per`, the peer form reads the signal per
-unit of another first (a pass's time per request in it: a card that fell behind runs larger
+"""`outpaces`: the signal is `factor` times further from its same-role peers (its bad way)
+than `than` is from theirs: a change its would-be cause is too small to make; with `stat: max`,
+its peak grew `factor` times as much as `than`'s did against their peaks before (a pass that
+slowed 2.5× while the mean batch grew 1.3×: each item costs more, the batches are past the
+knee — below it a larger batch costs less per item). With `per`, the peer form reads the signal
+per unit of another first (a pass's time per request in it: a card that fell behind runs larger
 batches, which take longer whatever its clock). Does not hold where either signal, `per`, or
 (against peers) every peer is missing: it refutes only on data. One peer is enough: the
 conditions that pinned the instance already said which of the two moved."""
@@ -34,7 +34,7 @@ def doc(cfg: DiagnoseConfig) -> str:
     """Its entry in docs/rules.md's list of condition kinds."""
     return (
         "`outpaces` — on instances another condition pinned, the signal is further from its "
-        "peers' (the bad way) than the `than` signal is from theirs, by the factor (a "
+        "same-role peers' (the bad way) than the `than` signal is from theirs, by the factor (a "
         "slowdown larger than its would-be cause can make); `peak outpaces` — the signal's "
         "peak since the onset grew, against its peak before, by the factor more than the "
         "`than` signal's did (a pass slowed far more than its batch grew: past the knee); "
@@ -61,8 +61,8 @@ def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, floa
     worse the signal's bad way (a clock lower, a batch time higher); None without peers."""
     since = ctx.split_medians(signal, ctx.split())
     own = since.get(inst, (None, None))[1]
-    ordered = _sorted_since(ctx, signal)
-    if own is None or ordered.size < 2:  # its peers: every other instance with a reading
+    ordered = _sorted_since(ctx, signal, ctx.role(inst))
+    if own is None or ordered.size < 2:  # its peers: every other one of its role with a reading
         return None
     fleet = _median_without(ordered, own)
     if own <= 0 or fleet <= 0:
@@ -70,12 +70,14 @@ def _worse_than_peers(ctx: Context, signal: str, inst: str) -> tuple[float, floa
     return (fleet / own if ctx.bad(signal) == "down" else own / fleet), own, fleet
 
 
-def _sorted_since(ctx: Context, signal: str) -> FloatArray:
-    """Every instance's median since the onset, sorted (once per signal: each instance's peers
-    are these less its own, and gathering them per instance grows with the fleet's square)."""
-    key = ("outpaces_sorted", signal)
+def _sorted_since(ctx: Context, signal: str, role: str) -> FloatArray:
+    """Every instance's median since the onset, sorted, among the instances of one role (once
+    per signal and role: each instance's peers are these less its own, and gathering them per
+    instance grows with the fleet's square)."""
+    key = ("outpaces_sorted", signal, role)
     if key not in ctx.memo:
-        meds = [m for _, m in ctx.split_medians(signal, ctx.split()).values() if m is not None]
+        since = ctx.split_medians(signal, ctx.split())
+        meds = [m for i, (_, m) in since.items() if m is not None and ctx.role(i) == role]
         ctx.memo[key] = np.sort(np.asarray(meds, dtype=np.float64))
     out = ctx.memo[key]
     assert isinstance(out, np.ndarray)
