@@ -61,7 +61,8 @@ def _job(name: str, targets: list[tuple[int, str]], path: str = "/metrics") -> l
 
 def prometheus_yml(ports: Mapping[str, int], replicas: int, rule_files: list[str]) -> str:
     """Every part scraped; each target labelled with `node`, the identity the catalog reads
-    first (all parts share 127.0.0.1, so `instance` cannot tell them apart)."""
+    first (all parts share 127.0.0.1, so `instance` cannot tell them apart). The host's
+    node_exporter is read under each part's name."""
     lines = [
         "global:",
         f"  scrape_interval: {SCRAPE_INTERVAL}",
@@ -75,7 +76,12 @@ def prometheus_yml(ports: Mapping[str, int], replicas: int, rule_files: list[str
     lines += _job("api", [(ports["api"], "api")])
     lines += _job("vector", [(ports["vector"], "vector")])
     lines += _job("redis", [(ports["redis_exporter"], "redis")])
-    lines += _job("node", [(ports["node_exporter"], "lab-host")])
+    # one host holds every part: its node_exporter is scraped once per part, labelled as that
+    # part, as a cluster's per-node exporter shares the node label of what runs there; a host
+    # cause (a busy disk, a CPU taken by a neighbour) is then read where the part's own
+    # latency is
+    parts = ["gateway", "api", "vector", "redis"] + [f"replica-{i}" for i in range(replicas)]
+    lines += _job("node", [(ports["node_exporter"], part) for part in parts])
     gpus = [(ports[f"gpu-{i}"], f"replica-{i}") for i in range(replicas)]
     lines += _job("vllm", gpus)
     lines += _job("dcgm", gpus, "/dcgm/metrics")

@@ -103,7 +103,7 @@ FAULTS: dict[str, FaultSpec] = {
             "cpu-hog",
             "host",
             "stress-ng --cpu 2 beside the stack",
-            ("slow_instance",),
+            ("host_cpu_contention", "slow_instance"),
             "infrastructure",
             True,
         ),

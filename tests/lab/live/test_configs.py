@@ -1,0 +1,33 @@
+"""The lab's generated Prometheus configuration: every part scraped under its own `node`
+label, and the one host's node_exporter read under each part's name (no server needed)."""
+
+from __future__ import annotations
+
+import yaml
+
+from infersight.lab.live.configs import prometheus_yml
+
+
+def _ports(replicas: int) -> dict[str, int]:
+    names = ["haproxy_metrics", "api", "vector", "redis_exporter", "node_exporter"]
+    names += [f"gpu-{i}" for i in range(replicas)]
+    return {n: 20000 + k for k, n in enumerate(names)}
+
+
+def _targets(cfg: dict[str, object], job: str) -> list[tuple[str, str]]:
+    jobs = [j for j in cfg["scrape_configs"] if j["job_name"] == job]  # type: ignore[attr-defined]
+    assert len(jobs) == 1, job
+    return [(t, sc["labels"]["node"]) for sc in jobs[0]["static_configs"] for t in sc["targets"]]
+
+
+def test_the_host_exporter_is_read_under_every_part_that_runs_there() -> None:
+    ports = _ports(3)
+    cfg = yaml.safe_load(prometheus_yml(ports, 3, []))
+    node = _targets(cfg, "node")
+    assert {t for t, _ in node} == {f"127.0.0.1:{ports['node_exporter']}"}
+    parts = {"gateway", "api", "vector", "redis", "replica-0", "replica-1", "replica-2"}
+    assert sorted(n for _, n in node) == sorted(parts)
+    # every part's own target carries the same name, so its host figures meet its own
+    jobs = ("haproxy", "api", "vector", "redis", "vllm")
+    own = {n for job in jobs for _, n in _targets(cfg, job)}
+    assert own == parts
