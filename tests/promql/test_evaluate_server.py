@@ -192,6 +192,13 @@ EXPRESSIONS: list[str] = [
     "sum by (instance) (rate(requests_total[5m])) unless on (instance) python_info",
     "queue_len or gapped",
     "gapped or on (instance) queue_len",
+    # identity from another label (a gateway's per-server figures keyed by the server)
+    'label_replace(queue_len, "node", "$1", "instance", "(.+):[0-9]+")',
+    'max by (node) (label_replace(rate(requests_total[5m]), "node", "host-${1}", "instance",'
+    ' "node-([0-9]).*"))',
+    'label_replace(queue_len, "host", "$h/$2$$", "instance", "(?P<h>[^:]+):(.*)")',
+    'label_replace(queue_len, "job", "", "instance", "node-1.*")',
+    'label_replace(gapped, "node", "$1", "instance", "nomatch(.*)")',
     "clamp_max(queue_len, 7)",
     "clamp_min(queue_len, 9)",
     "floor(queue_len / 3) % 2",

@@ -10,7 +10,17 @@ from hypothesis import strategies as st
 
 from infersight.exporters import IDENTITY_LABELS, load_catalog
 from infersight.promql import PromQLSyntaxError, parse, parse_duration
-from infersight.promql.ast import Aggregate, Binary, Call, Expr, Matcher, Number, Selector, Unary
+from infersight.promql.ast import (
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    Matcher,
+    Number,
+    Selector,
+    String,
+    Unary,
+)
 from infersight.promql.parser import FUNCTIONS
 from infersight.promql.printer import format_duration, to_promql
 
@@ -51,6 +61,9 @@ def test_every_catalog_expression_parses_and_prints_back(text: str) -> None:
         ("x y", "unexpected 'y'"),
         ("rate(x[5m]) offset 1m", "offset may only follow a metric selector"),
         ("clamp_max(x)", "takes 2 argument(s), got 1"),
+        ('label_replace(x, "a", "$1", "b")', "takes 5 argument(s), got 4"),
+        ('label_replace(x, a, "$1", "b", "(.*)")', "needs a quoted string here"),
+        ('abs("x")', "unexpected string"),
     ],
 )
 def test_unsupported_syntax_says_what_and_where(text: str, where: str) -> None:
@@ -142,6 +155,14 @@ def extend(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
         ),
         st.builds(lambda q, e: Call("histogram_quantile", (Number(q), e)), st.floats(0, 1), inner),
         st.builds(
+            lambda e, a, b: Call(
+                "label_replace", (e, String(a), String(b), String("instance"), String("(.*)"))
+            ),
+            inner,
+            LABELS,
+            VALUES,
+        ),
+        st.builds(
             Aggregate,
             st.sampled_from(["sum", "avg", "max", "min", "count"]),
             inner,
@@ -167,3 +188,16 @@ def test_power_binds_tighter_than_a_sign() -> None:
 
     assert parse("-a ^ 2") == Unary("-", Binary("^", Selector("a"), Number(2.0)))
     assert parse("2 ^ -1") == Binary("^", Number(2.0), Number(-1.0))
+
+
+def test_a_string_is_only_a_functions_argument() -> None:
+    for text in ('"x"', 'x + "y"', 'sum("x")'):
+        with pytest.raises(PromQLSyntaxError):
+            parse(text)
+    tree = parse('label_replace(x, "node", "$1", "server", "(.+)")')
+    assert isinstance(tree, Call) and tree.args[1:] == (
+        String("node"),
+        String("$1"),
+        String("server"),
+        String("(.+)"),
+    )

@@ -1,8 +1,9 @@
 """Syntax tree of the PromQL subset that catalog mappings are written in.
 
 The subset is what exporter mappings need: selectors with matchers and ranges, the range
-functions (rate, increase, changes, …), histogram_quantile, aggregations by labels, arithmetic,
-comparisons and `or`. Anything else is refused when a catalog loads, not when it runs.
+functions (rate, increase, changes, …), histogram_quantile, label_replace, aggregations by
+labels, arithmetic, comparisons and `or`. Anything else is refused when a catalog loads, not
+when it runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ class Matcher:
 @dataclass(frozen=True)
 class Number:
     value: float
+
+
+@dataclass(frozen=True)
+class String:
+    """A quoted string: only a function's argument (label_replace's labels and regex)."""
+
+    value: str
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ class Unary:
     expr: Expr
 
 
-Expr = Number | Selector | Call | Aggregate | Binary | Unary
+Expr = Number | String | Selector | Call | Aggregate | Binary | Unary
 
 
 def metric_names(node: Expr) -> frozenset[str]:

@@ -16,7 +16,17 @@ from functools import cache
 import numpy as np
 
 from infersight.frame import DEFAULT_LOOKBACK_S, align_samples
-from infersight.promql.ast import Aggregate, Binary, Call, Expr, Matcher, Number, Selector, Unary
+from infersight.promql.ast import (
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    Matcher,
+    Number,
+    Selector,
+    String,
+    Unary,
+)
 from infersight.promql.functions import (
     ELEMENTWISE,
     KEEPS_NAME,
@@ -171,11 +181,56 @@ def _call(call: Call, ctx: _Ctx) -> _Value:
             )
             for key, rows in groups.items()
         ]
+    if f == "label_replace":
+        return _label_replace(_vector(_eval(call.args[0], ctx), f), call.args[1:])
     if f in ELEMENTWISE:
         arg = _scalar_arg(call.args[1], f) if len(call.args) > 1 else 0.0
         fn1 = ELEMENTWISE[f]
         return [(_drop_name(lb), fn1(v, arg)) for lb, v in _vector(_eval(call.args[0], ctx), f)]
     raise EvaluationError(f"function {f}() is not supported")
+
+
+_GO_GROUP = re.compile(r"\$(?:\{(\w+)\}|(\w+)|(\$))")
+
+
+def _label_replace(vec: Vector, args: tuple[Expr, ...]) -> Vector:
+    """Prometheus's label_replace: where the source label's value matches the regex (anchored),
+    the destination label becomes the replacement with `$1`, `${1}`, `$name` expanded (Go's
+    regexp.Expand: a group that did not take part, or an unknown name, is empty); an empty
+    result removes the label. Other series pass unchanged, the metric name kept."""
+    dst, repl, src, pattern = (a.value for a in args if isinstance(a, String))
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise EvaluationError(f"label_replace(): invalid regex {pattern!r}: {exc}") from exc
+
+    def expand(m: re.Match[str]) -> str:
+        def one(g: re.Match[str]) -> str:
+            if g[3]:
+                return "$"
+            ref = g[1] or g[2]
+            try:
+                got = m.group(int(ref) if ref.isdigit() else ref)
+            except IndexError:  # no such group
+                return ""
+            return got or ""
+
+        return _GO_GROUP.sub(one, repl)
+
+    out: Vector = []
+    for lb, v in vec:
+        m = rx.fullmatch(lb.get(src, ""))
+        if m is None:
+            out.append((lb, v))
+            continue
+        new = dict(lb)
+        value = expand(m)
+        if value:
+            new[dst] = value
+        else:
+            new.pop(dst, None)
+        out.append((new, v))
+    return out
 
 
 # -- aggregation --------------------------------------------------------------------------------

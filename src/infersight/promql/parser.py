@@ -17,6 +17,7 @@ from infersight.promql.ast import (
     MatchOp,
     Number,
     Selector,
+    String,
     Unary,
 )
 
@@ -40,6 +41,9 @@ FUNCTIONS: dict[str, tuple[str, ...]] = {
     "abs": ("v",),
     "floor": ("v",),
     "ceil": ("v",),
+    # (vector, destination label, replacement, source label, regex): identity from another
+    # label, e.g. a gateway's per-server figures keyed by the server's name
+    "label_replace": ("v", "q", "q", "q", "q"),
 }
 
 _TOKEN = re.compile(
@@ -201,6 +205,9 @@ class _Parser:
 
     def primary(self) -> Expr:
         kind, text = self.peek()
+        if kind == "string":  # a function's argument; `call` refuses it anywhere else
+            self.i += 1
+            return String(_unquote(text))
         if kind == "number":
             self.i += 1
             return Number(float(int(text, 16)) if text.lower().startswith("0x") else float(text))
@@ -273,6 +280,10 @@ class _Parser:
                 raise self.fail(f"{func}() does not take a range selector")
             if kind == "s" and not isinstance(arg, Number):
                 raise self.fail(f"{func}() needs a number here")
+            if (kind == "q") != isinstance(arg, String):
+                raise self.fail(
+                    f"{func}() needs a quoted string here" if kind == "q" else "unexpected string"
+                )
         return Call(func, tuple(args))
 
     def matchers(self) -> tuple[Matcher, ...]:
@@ -302,4 +313,22 @@ class _Parser:
 
 def parse(text: str) -> Expr:
     """Parse an expression of the supported subset, or raise PromQLSyntaxError."""
-    return _Parser(text).parse()
+    expr = _Parser(text).parse()
+    if _loose_string(expr):
+        raise PromQLSyntaxError(f"a quoted string is only a function's argument: {text!r}")
+    return expr
+
+
+def _loose_string(node: Expr) -> bool:
+    """Whether a string stands where a value is read (`call` checked its own arguments)."""
+    match node:
+        case String():
+            return True
+        case Call(args=args):
+            return any(_loose_string(a) for a in args if not isinstance(a, String))
+        case Aggregate(expr=e) | Unary(expr=e):
+            return _loose_string(e)
+        case Binary(lhs=lhs, rhs=rhs):
+            return _loose_string(lhs) or _loose_string(rhs)
+        case _:
+            return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from infersight.promql.ast import Aggregate, Binary, Call, Expr, Number, Selector, Unary
+from infersight.promql.ast import Aggregate, Binary, Call, Expr, Number, Selector, String, Unary
 
 # binding strength of binary operators, as in the parser (higher binds tighter)
 _PRECEDENCE: dict[str, int] = {
@@ -94,6 +94,8 @@ def to_promql(expr: Expr) -> str:
     match expr:
         case Number(value=v):
             return _number(v)
+        case String(value=v):
+            return _quote(v)
         case Selector():
             return _selector(expr)
         case Call(func=f, args=args):
