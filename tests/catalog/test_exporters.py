@@ -57,7 +57,8 @@ REAL = re.compile(
     r"|python_gc_collections_total|python_info|process_(resident_memory_bytes|cpu_seconds_total"
     r"|start_time_seconds)"
     r"|haproxy_(frontend_http_(requests|responses)_total|backend_http_responses_total"
-    r"|(server|backend)_response_time_average_seconds|backend_current_queue)"
+    r"|(server|backend)_response_time_average_seconds|backend_current_queue"
+    r"|server_(connection_errors|response_errors|loadbalanced)_total)"
     r"|up|nginxplus_upstream_server_(response_time|responses))$"
 )
 # infersight's own names: the serving library's, plus those only the lab (its simulator,

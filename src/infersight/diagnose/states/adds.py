@@ -2,9 +2,11 @@
 gateway's view of its upstream) grew, since the incident began, by at least `factor` times
 the most that the server-timed `than` grew on any instance carrying it (the engines' own
 request time): the rest of the time was added between them, on the wire or in a hop without
-metrics. Time lost before the server has the request is in the client's figure and never in
-the server's (`measured_at` in signals.yaml). Read in seconds, medians since the onset
-against medians before it; the client's growth must also pass the unit's floor."""
+metrics. A client figure keyed by the server it times (a gateway's view of one upstream
+server) is set against that server's own growth. Time lost before the server has the request
+is in the client's figure and never in the server's (`measured_at` in signals.yaml). Read in
+seconds, medians since the onset against medians before it; the client's growth must also
+pass the unit's floor."""
 
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ def doc(cfg: DiagnoseConfig) -> str:
     """Its entry in docs/rules.md's list of condition kinds."""
     return (
         "`adds` — a client-timed latency grew by the factor times the most the server-timed "
-        "`than` grew on any instance: the rest was added between client and server"
+        "`than` grew on any instance (on the same instance, where the client's figure is keyed "
+        "by the server it times): the rest was added between client and server"
     )
 
 
@@ -74,7 +77,15 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
     k = ctx.split()
     before, after = ctx.split_medians(c.signal, k).get(inst, (None, None))
     client = _grew(before, after)
-    carried, most, stopped = _server_growth(ctx, c.than, k)
+    own = ctx.split_medians(c.than, k).get(inst, (None, None))
+    keyed = own != (None, None)
+    if keyed:
+        # the client's figure is keyed by the server it times (a gateway's view of one
+        # upstream): that server's own growth, not the fleet's
+        grown = _grew(*own)
+        carried, most, stopped = (0, 0.0, True) if grown is None else (1, grown, False)
+    else:
+        carried, most, stopped = _server_growth(ctx, c.than, k)
     if client is None or not carried or stopped or before is None or after is None:
         return NOT_HELD
     server = max(0.0, most)
@@ -83,9 +94,13 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
     u = ctx.unit(c.signal)
     text = (
         f"{c.signal} on {inst} grew {format_value(client, u)} since the incident began "
-        f"({format_value(before, u)} → {format_value(after, u)}) while {c.than} grew at most "
-        f"{format_value(server, u)} on any of {carried} instance(s): "
-        f"{format_value(client - server, u)} added between them"
+        f"({format_value(before, u)} → {format_value(after, u)}) while {c.than} grew "
+        + (
+            f"{format_value(server, u)} on {inst} itself: "
+            if keyed
+            else f"at most {format_value(server, u)} on any of {carried} instance(s): "
+        )
+        + f"{format_value(client - server, u)} added between them"
     )
     ev = from_level(ctx, c.signal, inst, "above", before, after, before, ctx.onset)
     score = min(ctx.config.state_score_cap, client / max(server, ctx.config.adds_floor_s))
