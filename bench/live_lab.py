@@ -154,7 +154,8 @@ def run(args: argparse.Namespace) -> list[Row]:
     lab_dir = Path(tempfile.mkdtemp(prefix="infersight-live-bench-"))
     rows: list[Row] = []
     lab = stack.up(lab_dir, args.replicas, progress=lambda m: print("·", m, flush=True))
-    total_s = args.warmup + len(args.faults) * (args.hold + args.recover + 40) + 60
+    holds = {n: max(float(args.hold), faults.FAULTS[n].min_hold_s) for n in args.faults}
+    total_s = args.warmup + sum(h + args.recover + 40 for h in holds.values()) + 60
     load = subprocess.Popen(
         [
             _cli(),
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> list[Row]:
             r = args.replica
             truth = faults.inject(lab, name, replica=r)
             print(f"{name}: injected on {truth['target']}", flush=True)
-            time.sleep(args.hold)
+            time.sleep(holds[name])
             expr, test = SIGNATURES[name]
             expr = expr.replace("{r}", str(r))
             value = query(lab.prometheus_url, expr)
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> list[Row]:
             if args.keep is not None:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 keep = args.keep / f"{name}.json"
-            window = args.window or window_for(quiet, args.hold, _seconds(args.rate_window))
+            window = args.window or window_for(quiet, holds[name], _seconds(args.rate_window))
             named, cmd = diagnose(lab.prometheus_url, window, args.rate_window, keep)
             hit = any(n.split("@")[0] in spec.expected for n in named)
             rows.append(
@@ -221,11 +222,21 @@ def run(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
+def _longer(args: argparse.Namespace) -> str:
+    """The faults held longer than --hold, to do what defines them."""
+    longer = [
+        f"{n} {faults.FAULTS[n].min_hold_s:g} s"
+        for n in args.faults
+        if faults.FAULTS[n].min_hold_s > args.hold
+    ]
+    return f" ({', '.join(longer)}: the time it needs to do what defines it)" if longer else ""
+
+
 def table(rows: list[Row], args: argparse.Namespace) -> str:
     lines = [
         f"{args.replicas} replicas, {args.rate:g} requests/s open loop through HAProxy, "
         f"Prometheus scraping every 5 s; warm-up {args.warmup} s, each fault held "
-        f"{args.hold} s, then `infersight diagnose -p PROM --window W --rate-window "
+        f"{args.hold} s{_longer(args)}, then `infersight diagnose -p PROM --window W --rate-window "
         f"{args.rate_window} --format json` (W: {args.window or _AUTO_WINDOW}), then cleared"
         + (
             "; a fresh lab for every fault. "

@@ -38,6 +38,9 @@ class FaultSpec:
     expected: tuple[str, ...]  # hypotheses that name it (root cause, or the right layer/hop)
     layer: str
     real: bool  # False: the modelled GPU's state
+    #: the least time the fault needs to do what defines it, for a run that holds each fault
+    #: a fixed time (the leak fills the card's headroom, about 8 GiB at 60 MiB/s, in 137 s)
+    min_hold_s: float = 0.0
 
 
 FAULTS: dict[str, FaultSpec] = {
@@ -157,6 +160,7 @@ FAULTS: dict[str, FaultSpec] = {
             ("vram_leak", "vram_exhaustion_ahead", "vram_oom_cascade"),
             "inference",
             False,
+            min_hold_s=180.0,
         ),
     )
 }
