@@ -174,6 +174,10 @@ _ALL = [
         "3.3",
         "Too few workers for the GPU's concurrency: queue grows while the GPU idles.",
         faults.threadpool_too_small,
+        # requests waited for a worker for as long as an alert must hold (3 readings): a pool
+        # cut that still covers the load (a mild cut at night) is not too small
+        shows_as=("service.queue_length",),
+        shows_for=3,
     ),
     _s(
         "unbounded_queue",
