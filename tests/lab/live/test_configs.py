@@ -1,5 +1,6 @@
-"""The lab's generated Prometheus configuration: every part scraped under its own `node`
-label, and the one host's node_exporter read under each part's name (no server needed)."""
+"""The lab's generated Prometheus configuration (every part under its own `node` label, the
+one host's node_exporter read under each part's name) and the names its GPU stand-in exports
+from the start; no server needed."""
 
 from __future__ import annotations
 
@@ -31,3 +32,15 @@ def test_the_host_exporter_is_read_under_every_part_that_runs_there() -> None:
     jobs = ("haproxy", "api", "vector", "redis", "vllm")
     own = {n for job in jobs for _, n in _targets(cfg, job)}
     assert own == parts
+
+
+def test_the_gpu_standin_exports_a_zero_abort_count_from_the_start() -> None:
+    """vLLM creates a child of `vllm:request_success_total` per finish reason when it starts:
+    a server that has failed nothing reads an error ratio of 0, not "no data"."""
+    from prometheus_client import generate_latest
+
+    from infersight.lab.live.gpu_standin import Replica
+
+    text = generate_latest(Replica("replica-0").registry).decode()
+    for reason in ("stop", "length", "abort"):
+        assert f'vllm:request_success_total{{finished_reason="{reason}"' in text

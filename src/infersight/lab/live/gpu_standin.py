@@ -303,6 +303,10 @@ class Replica:
             (*m, "finished_reason"),
             registry=reg,
         )
+        # vLLM creates one child per finish reason when it starts, so an abort count of zero
+        # is exported, not missing: the error ratio reads 0, not "no data"
+        for reason in ("stop", "length", "abort"):
+            self.m_success.labels(model_name=MODEL, finished_reason=reason)
         self.m_prompt_tokens = Counter(
             "vllm:prompt_tokens", "Prefill tokens.", m, registry=reg
         ).labels(MODEL)
