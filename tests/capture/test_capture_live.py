@@ -22,6 +22,7 @@ from incident_now import incident_now
 from infersight.bundle import read_bundle
 from infersight.capture.stacks import py_spy
 from infersight.cli import app
+from infersight.cli.common import EXIT_USAGE, CommandError
 from infersight.lab.live.servers import LocalPrometheus
 
 pytestmark = pytest.mark.server
@@ -178,3 +179,23 @@ def _capture_unprivileged(folder: Path, prefix: list[str], target: int) -> None:
     assert parts["logs"]["status"] == parts["gpu"]["status"] == parts["host"]["status"] == "ok"
     assert "queue full" in b.read_artifact("logs/0-app.log").decode()
     assert not [n for n in b.artifact_names() if n.startswith("stacks/")]
+
+
+def test_the_rate_window_is_chosen_and_kept_with_the_bundle(
+    tmp_path: Path, prometheus_with_backfill: Callable[[Sequence[Path]], LocalPrometheus]
+) -> None:
+    om, end = incident_now(tmp_path)
+    prom = prometheus_with_backfill([om])
+    base = ["capture", "-p", prom.url, "--window", "1h", "--at", str(end), "--baselines", "none"]
+    for given, kept in ((None, "5m"), ("1m", "1m")):
+        out = tmp_path / f"scene-{kept}.tar.gz"
+        extra = [] if given is None else ["--rate-window", given]
+        res = runner.invoke(app, [*base, *extra, "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        b = read_bundle(out)
+        assert b.manifest.source["rate_window"] == kept
+        assert len(b.manifest.signals) > 30
+    bad = runner.invoke(app, [*base, "--rate-window", "soon", "-o", str(tmp_path / "x.tar.gz")])
+    assert isinstance(bad.exception, CommandError) and bad.exception.code == EXIT_USAGE
+    assert "'soon' is not a duration" in bad.exception.message
+    assert not (tmp_path / "x.tar.gz").exists()

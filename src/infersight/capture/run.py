@@ -150,7 +150,12 @@ def capture(
     windows = dict(pulled.windows)
     if INCIDENT not in windows:
         windows = {INCIDENT: empty_window(end, req.since_s, req.step_s)}
-    source = {"kind": "capture", "at": iso(req.at), "window": promql_duration(req.since_s)}
+    source = {
+        "kind": "capture",
+        "at": iso(req.at),
+        "window": promql_duration(req.since_s),
+        "rate_window": req.rate_window,
+    }
     if end != req.at:
         source["end"] = iso(end)
     if conn is not None:

@@ -53,6 +53,16 @@ def capture(
         str, typer.Option("--at", help="The moment to capture. " + AT_HELP, metavar="TIME")
     ] = "now",
     step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    rate_window: Annotated[
+        str | None,
+        typer.Option(
+            "--rate-window",
+            help="Window of rate() and histogram_quantile(): 1m for a fault of a few minutes "
+            "(a 5m rate spreads it over five); keep it at least 4 scrape intervals. Default: "
+            "5m, or the whole window when shorter. The bundle keeps the rates as read.",
+            metavar="DURATION",
+        ),
+    ] = None,
     baselines: Annotated[
         str,
         typer.Option(
@@ -127,6 +137,7 @@ def capture(
     as_json = wants_json(fmt, as_json)
     try:
         length, step_s, end = parse_duration(since), parse_duration(step), parse_at(at)
+        rate_s = min(300.0, length) if rate_window is None else parse_duration(rate_window)
         part_s = parse_duration(part_timeout)
         shifts = (
             ()
@@ -161,7 +172,7 @@ def capture(
         since_s=length,
         step_s=step_s,
         baselines=shifts,
-        rate_window=promql_duration(min(300.0, length)),
+        rate_window=promql_duration(rate_s),
         pids=tuple(pid or ()),
         processes=tuple(process or ()),
         native=not no_native,
