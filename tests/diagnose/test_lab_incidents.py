@@ -1,0 +1,37 @@
+"""Incidents of real processes (the live lab), frozen as bundles: the engine's answer on data
+no simulator made. See lab_incidents/README.md for how each was recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infersight.bundle import read_bundle
+from infersight.diagnose import diagnose
+
+HERE = Path(__file__).parent / "lab_incidents"
+
+#: bundle → (expected first root, where, roots that must not be named)
+CASES = {
+    "api-pool-shrink": ("threadpool_too_small", "api", ("batching_delay",)),
+    "disk-pressure": ("log_disk_io", None, ()),
+    "gpu-clock-drop": ("gpu_thermal_throttling", "replica-0", ("long_prefill_blocking",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_lab_fault_is_named(name: str) -> None:
+    root, where, never = CASES[name]
+    dx = diagnose(dict(read_bundle(HERE / f"{name}.tar.gz").windows))
+    roots = [r.hypothesis for r in dx.root_causes]
+    assert roots and roots[0] == root, dx.summary
+    assert not set(never) & set(roots), dx.summary
+    if where is not None:
+        h = dx.hypothesis(root)
+        assert h is not None and where in h.instances, dx.summary
+
+
+def test_the_labs_first_clean_minutes_name_no_cause() -> None:
+    dx = diagnose(dict(read_bundle(HERE / "healthy.tar.gz").windows))
+    assert not dx.root_causes, dx.summary
