@@ -64,6 +64,7 @@ def test_every_catalog_expression_parses_and_prints_back(text: str) -> None:
         ('label_replace(x, "a", "$1", "b")', "takes 5 argument(s), got 4"),
         ('label_replace(x, a, "$1", "b", "(.*)")', "needs a quoted string here"),
         ('abs("x")', "unexpected string"),
+        ('label_replace(x, "a", "$1", "b", "(")', "label_replace() regex '('"),
     ],
 )
 def test_unsupported_syntax_says_what_and_where(text: str, where: str) -> None:

@@ -284,6 +284,13 @@ class _Parser:
                 raise self.fail(
                     f"{func}() needs a quoted string here" if kind == "q" else "unexpected string"
                 )
+        if func == "label_replace":  # refused when a mapping loads, not when it runs
+            pattern = args[4]
+            assert isinstance(pattern, String)
+            try:
+                re.compile(pattern.value)
+            except re.error as exc:
+                raise self.fail(f"label_replace() regex {pattern.value!r}: {exc}") from None
         return Call(func, tuple(args))
 
     def matchers(self) -> tuple[Matcher, ...]:
