@@ -171,3 +171,24 @@ def test_a_dip_that_gives_back_little_of_a_flat_series_is_not_a_reset() -> None:
 
     w = windows({VRAM: noisy(0.6, 0.003)}, incident={VRAM: dip})  # type: ignore[dict-item]
     assert detect(w).trends == ()
+
+
+def test_a_step_on_yesterdays_ramp_is_not_a_leak_but_a_leak_since_yesterday_is() -> None:
+    """Another process arriving (a step) on top of the afternoon's ramp sits above yesterday by
+    the step, not by a day's climb; a leak climbing since yesterday sits a day's climb higher."""
+
+    def step_on_ramp(t: FloatArray, i: int) -> FloatArray:
+        ramp: FloatArray = leak(0.5, 0.1, 0.003)(t, i)  # type: ignore[operator]
+        return ramp + np.where(np.arange(t.size) >= t.size // 6, 0.1, 0.0)
+
+    yesterday = {VRAM: leak(0.5, 0.1, 0.003)}
+    w = windows(yesterday, incident={VRAM: step_on_ramp}, baselines=("baseline-1d",))  # type: ignore[dict-item]
+    assert detect(w).trends == ()
+    # the same climb yesterday, and today a day's climb at its pace (12 GiB) above it: a leak
+    gib = 2.0**30
+    w = windows(
+        {RSS: leak(4 * gib, 0.5 * gib, 0.01 * gib)},
+        incident={RSS: leak(16 * gib, 0.5 * gib, 0.01 * gib)},
+        baselines=("baseline-1d",),
+    )  # type: ignore[dict-item]
+    assert len(detect(w).trends) == 4

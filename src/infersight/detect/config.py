@@ -337,6 +337,15 @@ class DetectConfig(BaseModel):
         "when its pace is this many times the window's: time to exhaustion is at the pace of "
         "now (a leak begun mid-window averages to about half its pace over the window).",
     )
+    trend_daily_carry: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="A climb shaped like yesterday's at the same hour is the daily cycle unless "
+        "today sits at least this share of a day's climb at its pace above yesterday: a leak "
+        "carries its climb over the night, a cycle falls back (a step on top of the cycle, "
+        "another process arriving, is not a day's climb). Half: midway between the two.",
+    )
     trend_subsample: int = Field(48, ge=8, description="Points used by Theil–Sen (pairs²/2).")
     trend_min_points: int = Field(12, ge=4, description="Valid points needed for a trend.")
     trend_min_tau: float = Field(

@@ -5,7 +5,8 @@ Theil–Sen fit (median of all pairwise slopes), so spikes, resets and gaps bare
 A trend is reported only when it is monotone enough (Kendall tau, Mann–Kendall z), climbs in
 both halves of the window (a step is not a leak), is larger than the noise around the line, a
 per-unit floor and a share of the level, runs in the signal's bad direction, and is not the
-same shape the series had yesterday at the same level (a diurnal ramp is not a leak).
+same shape the series had yesterday without a day's climb between them (a diurnal ramp is not
+a leak).
 
 Two more spans are fitted on their own: the window's latest part (a leak that began inside the
 window, or whose pace now is clearly faster), and the climb before a reset (a leaking
@@ -187,11 +188,13 @@ def _accepted(
             jump = sign * (nanmedian(tail) - fit.level_end)
             ok &= ~(jump > np.maximum(np.abs(change), cfg.trend_noise_k * fit.noise))
     if yesterday is not None and np.any(ok):
-        # Same ramp yesterday at the same level: the daily shape, not a leak.
+        # The same ramp yesterday, and today not a day's climb above it: the daily shape, not a
+        # leak (a leak climbing since yesterday would sit its pace × 24 h higher).
         yfit = theil_sen(t, yesterday, cfg.trend_subsample)
         with np.errstate(invalid="ignore"):
             same_shape = sign * yfit.slope >= 0.5 * sign * fit.slope
-            same_level = np.abs(nanmedian(x) - nanmedian(yesterday)) < np.maximum(floor, 1e-12)
+            carried = cfg.trend_daily_carry * np.abs(fit.slope) * 86400.0
+            same_level = np.abs(nanmedian(x) - nanmedian(yesterday)) < np.maximum(floor, carried)
         ok &= ~(same_shape & same_level)
     return ok, fit, change
 
