@@ -40,7 +40,7 @@ _DIRECTIONS = set(Direction.__args__)  # type: ignore[attr-defined]
 _COMBINES = set(Combine.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
-    "measured_at", "abs_floor", "trend", "load", "user_facing",
+    "measured_at", "abs_floor", "trend", "load", "demand", "user_facing",
 }  # fmt: skip
 
 
@@ -59,6 +59,8 @@ class Signal:
     abs_floor: float | None = None
     trend: bool = False  # leaks slowly: worth a slope and a time to exhaustion
     load: bool = False  # follows demand: a change counts only when it lasts
+    #: the requests arriving: a burst of it passes, and what followed it up and down with it
+    demand: bool = False
     user_facing: int | None = None  # what users feel, in the order seed §2.3 reads it
 
     def to_dict(self) -> dict[str, Any]:
@@ -109,6 +111,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 abs_floor=None if spec.get("abs_floor") is None else float(spec["abs_floor"]),
                 trend=bool(spec.get("trend", False)),
                 load=bool(spec.get("load", False)),
+                demand=bool(spec.get("demand", False)),
                 user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
             )
     return signals

@@ -22,6 +22,7 @@ from infersight.detect.baseline import (
     references,
 )
 from infersight.detect.config import DetectConfig
+from infersight.detect.demand import raised, rode_burst
 from infersight.detect.fleet import FleetOutlier, default_peer_groups, detect_fleet
 from infersight.detect.result import Anomaly, DetectionResult, Sign
 from infersight.detect.scope import (
@@ -268,6 +269,8 @@ def detect(
     fleet: list[FleetOutlier] = []
     unknown: list[str] = []
     scope_flags: dict[str, tuple[SignalSeries, BoolArray, dict[str, tuple[int, float | None]]]] = {}
+    demand_up: dict[str, BoolArray] = {}  # instance → points its demand was above its band
+    followers: list[tuple[Anomaly, BoolArray, BoolArray]] = []  # deviations a burst may explain
     fallback_series = series_checked = 0
     for signal, s in inc.series.items():
         meta = _meta(signal)
@@ -289,6 +292,16 @@ def detect(
             signal, meta, s.instances, t, x, refs, bd, dev, abs_floor, rel_floor, cfg
         )
         anomalies.extend(a for a, _ in found)
+        if signal in cfg.demand_signals:
+            up = raised(x, bd, abs_floor, rel_floor, cfg)
+            for r, inst in enumerate(s.instances):
+                demand_up[inst] = demand_up[inst] | up[r] if inst in demand_up else up[r]
+        elif signal not in cfg.load_signals:  # load signals: their own duration rule
+            row_of = {inst: r for r, inst in enumerate(s.instances)}
+            followers.extend(
+                (a, dev.sustained[row_of[a.instance]], dev.flags[row_of[a.instance]])
+                for a, _ in found
+            )
         outliers, fmask = detect_fleet(
             signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, abs_floor, rel_floor,
             cfg, groups, show_group=peer_groups is not None, group_cache=group_cache,
@@ -316,6 +329,17 @@ def detect(
             for f in outliers:
                 onsets.setdefault(f.instance, (inc.index_of(f.onset), f.value))
             scope_flags[signal] = (s, dev.flags | fmask, onsets)
+    passed = {
+        id(a) for a, sus, flags in followers
+        if rode_burst(sus, flags, demand_up.get(a.instance), inc.step, cfg)
+    }  # fmt: skip
+    if passed:
+        followed = {(a.signal, a.instance) for a in anomalies if id(a) in passed}
+        anomalies = [a for a in anomalies if id(a) not in passed]
+        kept = {(f.signal, f.instance) for f in fleet}
+        for name, (_series, _flags, onsets) in scope_flags.items():
+            for who in [i for i in onsets if (name, i) in followed and (name, i) not in kept]:
+                del onsets[who]
     absent = detect_absent(
         inc, baselines, cfg, lambda s: (_meta(s) or _Meta(UNKNOWN_LAYER, None, "both")).layer
     )
