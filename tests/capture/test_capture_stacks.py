@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,12 @@ from infersight.capture.stacks import Target, capture_stacks, dump, py_spy, reso
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(["sleep", "600"])
+    # until the child has exec'd, /proc shows it under the parent's name (python), and a
+    # lookup by name right after Popen finds nothing: wait, bounded, for it to be `sleep`
+    comm = Path(f"/proc/{proc.pid}/comm")
+    deadline = time.monotonic() + 10.0
+    while comm.read_text().strip() != "sleep" and time.monotonic() < deadline:
+        time.sleep(0.01)
     yield proc
     proc.kill()
     proc.wait()
