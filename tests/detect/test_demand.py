@@ -47,3 +47,16 @@ def test_latency_that_outlasts_the_burst_is_a_finding() -> None:
 def test_latency_still_up_at_the_end_is_a_finding() -> None:
     # a burst and its latency both still going when the window ends: not known to pass
     assert LAT in _found((220, 240), (222, 240))
+
+
+def test_a_burst_that_left_a_mark_sets_nothing_aside() -> None:
+    """The pass time rose and fell with the burst, but the latency that began with it stayed
+    up: the burst did harm (past the batch knee), and what rose with it is the evidence."""
+    fwd = "inference.forward_time_p99"
+    base = {RATE: noisy(10.0, 0.02), LAT: noisy(0.3, 0.02), fwd: noisy(0.06, 0.02)}
+    inc = {RATE: _bump(10.0, 1.6, BURST), fwd: _bump(0.06, 2.4, (102, 126))}
+    r = detect(windows(base, incident=inc))  # type: ignore[arg-type]
+    assert fwd not in {a.signal for a in r.anomalies}
+    inc[LAT] = _bump(0.3, 1.8, (102, 190))
+    r = detect(windows(base, incident=inc))  # type: ignore[arg-type]
+    assert {fwd, LAT} <= {a.signal for a in r.anomalies}

@@ -7,16 +7,20 @@ same terms. A deviation of another signal is set aside when every point of it fe
 same instance's demand was above its band (give or take `sustain_window` points of lag), it
 lasted less than `load_min_duration_s`, and it is over: back in its band for the last
 `sustain_window` points. One still going, one that outlasted the burst, or one on an instance
-whose demand did not rise is a change of its own and is reported.
+whose demand did not rise is a change of its own and is reported; and a burst that left a mark
+(a deviation that began in it and outlasted it, the instance gone) sets nothing aside.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
 from infersight.detect._stats import BoolArray, FloatArray
 from infersight.detect.baseline import Band
 from infersight.detect.config import DetectConfig
+from infersight.detect.result import Anomaly
 
 
 def raised(
@@ -47,21 +51,40 @@ def _widened(mask: BoolArray, w: int) -> BoolArray:
     return out
 
 
-def rode_burst(
-    sustained: BoolArray,
-    flags: BoolArray,
-    demand_up: BoolArray | None,
-    step: float,
-    cfg: DetectConfig,
+def _rode(
+    sustained: BoolArray, flags: BoolArray, burst: BoolArray, step: float, cfg: DetectConfig
 ) -> bool:
-    """Whether one row's deviation (its sustained points, its raw flags) rose and fell inside
-    a burst of the same instance's demand (`demand_up`, that instance's raised points)."""
-    if demand_up is None or not demand_up.any() or not sustained.any():
-        return False
-    w = cfg.sustain_window
-    if flags[-w:].any():  # still going: not known to pass with the burst
+    """Whether one row's deviation rose and fell inside the (widened) burst."""
+    if flags[-cfg.sustain_window :].any():  # still going: not known to pass with the burst
         return False
     pts = np.flatnonzero(sustained)
     if (pts[-1] - pts[0] + 1) * step >= cfg.load_min_duration_s:
         return False
-    return bool(_widened(demand_up, w)[sustained].all())
+    return bool(burst[sustained].all())
+
+
+def burst_followers(
+    followers: Sequence[tuple[Anomaly, BoolArray, BoolArray]],
+    demand_up: Mapping[str, BoolArray],
+    damaged: Collection[str],
+    step: float,
+    cfg: DetectConfig,
+) -> set[int]:
+    """The ids of the deviations (anomaly, its sustained points, its raw flags) that rode a
+    passing burst of their instance's demand (`demand_up`: instance → points raised). A burst
+    that left a mark sets none of its instance's aside: a deviation that began inside it and
+    outlasted it or is still going, or an instance gone (`damaged`: its target down or its
+    series stopped) — the burst then did harm (an OOM crash at the peak), and what rose with
+    it is the evidence."""
+    rode: dict[str, list[int]] = {}
+    marked: set[str] = set(damaged)
+    for a, sus, flags in followers:
+        up = demand_up.get(a.instance)
+        if up is None or not up.any() or not sus.any():
+            continue
+        burst = _widened(up, cfg.sustain_window)
+        if _rode(sus, flags, burst, step, cfg):
+            rode.setdefault(a.instance, []).append(id(a))
+        elif burst[int(np.argmax(sus))]:
+            marked.add(a.instance)
+    return {i for inst, ids in rode.items() if inst not in marked for i in ids}

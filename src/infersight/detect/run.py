@@ -22,7 +22,7 @@ from infersight.detect.baseline import (
     references,
 )
 from infersight.detect.config import DetectConfig
-from infersight.detect.demand import raised, rode_burst
+from infersight.detect.demand import burst_followers, raised
 from infersight.detect.fleet import FleetOutlier, default_peer_groups, detect_fleet
 from infersight.detect.result import Anomaly, DetectionResult, Sign
 from infersight.detect.scope import (
@@ -329,10 +329,12 @@ def detect(
             for f in outliers:
                 onsets.setdefault(f.instance, (inc.index_of(f.onset), f.value))
             scope_flags[signal] = (s, dev.flags | fmask, onsets)
-    passed = {
-        id(a) for a, sus, flags in followers
-        if rode_burst(sus, flags, demand_up.get(a.instance), inc.step, cfg)
-    }  # fmt: skip
+    absent = detect_absent(
+        inc, baselines, cfg, lambda s: (_meta(s) or _Meta(UNKNOWN_LAYER, None, "both")).layer
+    )
+    anomalies.extend(absent)
+    stopped = {a.instance for a in absent}
+    passed = burst_followers(followers, demand_up, stopped, inc.step, cfg)
     if passed:
         followed = {(a.signal, a.instance) for a in anomalies if id(a) in passed}
         anomalies = [a for a in anomalies if id(a) not in passed]
@@ -340,10 +342,6 @@ def detect(
         for name, (_series, _flags, onsets) in scope_flags.items():
             for who in [i for i in onsets if (name, i) in followed and (name, i) not in kept]:
                 del onsets[who]
-    absent = detect_absent(
-        inc, baselines, cfg, lambda s: (_meta(s) or _Meta(UNKNOWN_LAYER, None, "both")).layer
-    )
-    anomalies.extend(absent)
     sigs: list[ScopeSignal] = []
     for signal in cfg.user_facing:
         sf = scope_flags.get(signal)
