@@ -15,6 +15,7 @@ HERE = Path(__file__).parent / "lab_incidents"
 #: bundle → (expected first root, where, roots that must not be named)
 CASES = {
     "api-pool-shrink": ("threadpool_too_small", "api", ("batching_delay",)),
+    "cpu-hog": ("host_cpu_contention", "vector", ("vector_db_slow",)),
     "disk-pressure": ("log_disk_io", None, ()),
     "gpu-clock-drop": ("gpu_thermal_throttling", "replica-0", ("long_prefill_blocking",)),
 }
@@ -35,3 +36,10 @@ def test_a_lab_fault_is_named(name: str) -> None:
 def test_the_labs_first_clean_minutes_name_no_cause() -> None:
     dx = diagnose(dict(read_bundle(HERE / "healthy.tar.gz").windows))
     assert not dx.root_causes, dx.summary
+
+
+def test_a_raised_batch_window_is_named_and_no_cpu_neighbour_with_it() -> None:
+    """The replica's CPU waiting went 0.29% → 0.36% with its cores idle: no neighbour."""
+    dx = diagnose(dict(read_bundle(HERE / "batch-delay.tar.gz").windows))
+    roots = [r.hypothesis for r in dx.root_causes]
+    assert "batching_delay" in roots and "host_cpu_contention" not in roots, dx.summary
