@@ -39,7 +39,8 @@ class FaultSpec:
     layer: str
     real: bool  # False: the modelled GPU's state
     #: the least time the fault needs to do what defines it, for a run that holds each fault
-    #: a fixed time (the leak fills the card's headroom, about 8 GiB at 60 MiB/s, in 137 s)
+    #: a fixed time (the leak fills the card's headroom, about 8 GiB at 60 MiB/s, in 137 s; a
+    #: gateway's moving average of a server's last responses takes minutes to show a slow link)
     min_hold_s: float = 0.0
 
 
@@ -91,6 +92,10 @@ FAULTS: dict[str, FaultSpec] = {
             ),
             "access",
             True,
+            # the gateway's per-server response time is HAProxy's average of that server's
+            # last 1024 responses: at the 2–3 requests/s a replica gets here, a slow link
+            # weighs half of it only after about four minutes
+            min_hold_s=240.0,
         ),
         FaultSpec(
             "link-lossy",
