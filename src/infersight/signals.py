@@ -40,7 +40,8 @@ _DIRECTIONS = set(Direction.__args__)  # type: ignore[attr-defined]
 _COMBINES = set(Combine.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
-    "measured_at", "abs_floor", "trend", "load", "demand", "user_facing",
+    "measured_at", "abs_floor", "trend", "load", "demand", "rides_bursts",
+    "user_facing",
 }  # fmt: skip
 
 
@@ -61,6 +62,8 @@ class Signal:
     load: bool = False  # follows demand: a change counts only when it lasts
     #: the requests arriving: a burst of it passes, and what followed it up and down with it
     demand: bool = False
+    #: queueing and occupancy: rises and falls with every burst of requests in a healthy service
+    rides_bursts: bool = False
     user_facing: int | None = None  # what users feel, in the order seed §2.3 reads it
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,6 +115,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 trend=bool(spec.get("trend", False)),
                 load=bool(spec.get("load", False)),
                 demand=bool(spec.get("demand", False)),
+                rides_bursts=bool(spec.get("rides_bursts", False)),
                 user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
             )
     return signals

@@ -60,3 +60,15 @@ def test_a_burst_that_left_a_mark_sets_nothing_aside() -> None:
     inc[LAT] = _bump(0.3, 1.8, (102, 190))
     r = detect(windows(base, incident=inc))  # type: ignore[arg-type]
     assert {fwd, LAT} <= {a.signal for a in r.anomalies}
+
+
+def test_an_io_stall_inside_the_burst_is_a_mark_it_left() -> None:
+    """Logs written per request saturate the disk at the burst's peak: the IO stall is no
+    queueing a healthy service rides, so the latency that rose with it stays a finding."""
+    io = "infra.io_pressure"
+    base = {RATE: noisy(10.0, 0.02), LAT: noisy(0.3, 0.02), io: noisy(0.02, 0.02)}
+    inc = {RATE: _bump(10.0, 1.6, BURST), LAT: _bump(0.3, 1.8, (102, 126))}
+    assert LAT not in {a.signal for a in detect(windows(base, incident=inc)).anomalies}  # type: ignore[arg-type]
+    inc[io] = _bump(0.02, 15.0, (102, 126))
+    found = {a.signal for a in detect(windows(base, incident=inc)).anomalies}  # type: ignore[arg-type]
+    assert {io, LAT} <= found

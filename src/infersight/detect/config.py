@@ -59,6 +59,9 @@ DEFAULT_TREND_FLOORS: dict[str, float] = {
 
 DEFAULT_LOAD_SIGNALS: tuple[str, ...] = tuple(s.name for s in all_signals().values() if s.load)
 DEFAULT_DEMAND_SIGNALS: tuple[str, ...] = tuple(s.name for s in all_signals().values() if s.demand)
+DEFAULT_BURST_RIDERS: tuple[str, ...] = tuple(
+    s.name for s in all_signals().values() if s.rides_bursts
+)
 DEFAULT_USER_FACING: tuple[str, ...] = tuple(
     s.name
     for s in sorted(all_signals().values(), key=lambda s: s.user_facing or 0)
@@ -274,6 +277,7 @@ class DetectConfig(BaseModel):
         900.0, ge=0, description="How long a load-following signal must deviate (bursts pass)."
     )
     demand_signals: tuple[str, ...] = DEFAULT_DEMAND_SIGNALS
+    burst_riders: tuple[str, ...] = DEFAULT_BURST_RIDERS
     load_sustain_fraction: float = Field(
         0.75, gt=0, le=1, description="Share of that duration that must be anomalous."
     )

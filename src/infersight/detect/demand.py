@@ -3,12 +3,14 @@
 A burst of requests (a push notification) lifts an instance's request rate for a few minutes,
 and its latency, batch time, worker pool and KV cache follow it up and back down. The request
 rate itself counts only when it lasts (`load_min_duration_s`); what followed it is held to the
-same terms. A deviation of another signal is set aside when every point of it fell while the
-same instance's demand was above its band (give or take `sustain_window` points of lag), it
+same terms. A deviation of a signal that rides bursts (`rides_bursts` in signals.yaml:
+queueing and occupancy) is set aside when every point of it fell while the same instance's
+demand was above its band (give or take `sustain_window` points of lag), it
 lasted less than `load_min_duration_s`, and it is over: back in its band for the last
 `sustain_window` points. One still going, one that outlasted the burst, or one on an instance
 whose demand did not rise is a change of its own and is reported; and a burst that left a mark
-(a deviation that began in it and outlasted it, the instance gone) sets nothing aside.
+(a deviation that began in it and outlasted it, any other signal's deviation inside it such as
+an IO stall or errors, the instance gone) sets nothing aside.
 """
 
 from __future__ import annotations
@@ -65,24 +67,29 @@ def _rode(
 
 def burst_followers(
     followers: Sequence[tuple[Anomaly, BoolArray, BoolArray]],
+    marks: Sequence[tuple[Anomaly, BoolArray]],
     demand_up: Mapping[str, BoolArray],
     damaged: Collection[str],
     step: float,
     cfg: DetectConfig,
 ) -> set[int]:
-    """The ids of the deviations (anomaly, its sustained points, its raw flags) that rode a
-    passing burst of their instance's demand (`demand_up`: instance → points raised). A burst
-    that left a mark sets none of its instance's aside: a deviation that began inside it and
-    outlasted it or is still going, or an instance gone (`damaged`: its target down or its
-    series stopped) — the burst then did harm (an OOM crash at the peak), and what rose with
-    it is the evidence."""
+    """The ids of the deviations of `burst_riders` (anomaly, its sustained points, its raw
+    flags) that rode a passing burst of their instance's demand (`demand_up`: instance →
+    points raised). A burst that left a mark sets none of its instance's aside: a rider's
+    deviation that began inside it and outlasted it or is still going, a deviation of any other
+    signal inside it (`marks`: an IO stall, errors, restarts — a resource ran out), or the
+    instance gone (`damaged`: its target down or a series stopped). What rose with the burst
+    is then the evidence of the harm it did, not a swing."""
+    bursts = {i: _widened(up, cfg.sustain_window) for i, up in demand_up.items() if up.any()}
     rode: dict[str, list[int]] = {}
     marked: set[str] = set(damaged)
+    marked.update(
+        a.instance for a, sus in marks if a.instance in bursts and bursts[a.instance][sus].any()
+    )
     for a, sus, flags in followers:
-        up = demand_up.get(a.instance)
-        if up is None or not up.any() or not sus.any():
+        burst = bursts.get(a.instance)
+        if burst is None or not sus.any():
             continue
-        burst = _widened(up, cfg.sustain_window)
         if _rode(sus, flags, burst, step, cfg):
             rode.setdefault(a.instance, []).append(id(a))
         elif burst[int(np.argmax(sus))]:

@@ -271,6 +271,7 @@ def detect(
     scope_flags: dict[str, tuple[SignalSeries, BoolArray, dict[str, tuple[int, float | None]]]] = {}
     demand_up: dict[str, BoolArray] = {}  # instance → points its demand was above its band
     followers: list[tuple[Anomaly, BoolArray, BoolArray]] = []  # deviations a burst may explain
+    marks: list[tuple[Anomaly, BoolArray]] = []  # deviations no burst explains
     fallback_series = series_checked = 0
     for signal, s in inc.series.items():
         meta = _meta(signal)
@@ -298,10 +299,13 @@ def detect(
                 demand_up[inst] = demand_up[inst] | up[r] if inst in demand_up else up[r]
         elif signal not in cfg.load_signals:  # load signals: their own duration rule
             row_of = {inst: r for r, inst in enumerate(s.instances)}
-            followers.extend(
-                (a, dev.sustained[row_of[a.instance]], dev.flags[row_of[a.instance]])
-                for a, _ in found
-            )
+            if signal in cfg.burst_riders:
+                followers.extend(
+                    (a, dev.sustained[row_of[a.instance]], dev.flags[row_of[a.instance]])
+                    for a, _ in found
+                )
+            else:
+                marks.extend((a, dev.sustained[row_of[a.instance]]) for a, _ in found)
         outliers, fmask = detect_fleet(
             signal, meta.layer, meta.unit, meta.bad, s.instances, t, x, abs_floor, rel_floor,
             cfg, groups, show_group=peer_groups is not None, group_cache=group_cache,
@@ -334,7 +338,7 @@ def detect(
     )
     anomalies.extend(absent)
     stopped = {a.instance for a in absent}
-    passed = burst_followers(followers, demand_up, stopped, inc.step, cfg)
+    passed = burst_followers(followers, marks, demand_up, stopped, inc.step, cfg)
     if passed:
         followed = {(a.signal, a.instance) for a in anomalies if id(a) in passed}
         anomalies = [a for a in anomalies if id(a) not in passed]
