@@ -26,6 +26,8 @@ from infersight.lab.evaluate.accuracy import AccuracyReport, run_accuracy, score
 from infersight.signals import all_signals
 
 COMMAND = ".venv/bin/python -m bench.accuracy"
+#: the live lab's incidents, frozen as bundles (how each was recorded: the folder's README)
+LAB_BUNDLES = Path(__file__).resolve().parents[1] / "tests" / "diagnose" / "lab_incidents"
 
 
 def _synthetic(instances: int, hours: float, step: float, seed: int, shift: float) -> MetricFrame:
@@ -95,6 +97,47 @@ def with_per_dialect(report: AccuracyReport) -> str:
     if not sep:
         return md + "\n\nPer dialect:\n\n" + per_dialect(report)
     return head + "\n\nPer dialect:\n\n" + per_dialect(report) + sep + rest
+
+
+def lab_incidents(folder: Path = LAB_BUNDLES) -> str:
+    """The live lab's frozen incidents, scored as the suite is: the first root (AC@1) or one of
+    the first three (AC@3) among the fault's expected answers; `healthy` must name none."""
+    from infersight.bundle import read_bundle
+    from infersight.lab.live.faults import FAULTS
+
+    rows, hits1, hits3, n = [], 0, 0, 0
+    for path in sorted(folder.glob("*.tar.gz")):
+        name = path.name.removesuffix(".tar.gz")
+        roots = [r.hypothesis for r in diagnose(dict(read_bundle(path).windows)).root_causes]
+        named = ", ".join(roots[:3]) or "(no root)"
+        if name == "healthy":
+            rows.append(f"| {name} | no root | {named} | {'no' if roots else 'yes'} | |")
+            continue
+        expected = FAULTS[name].expected
+        n += 1
+        at1, at3 = bool(roots) and roots[0] in expected, bool(set(roots[:3]) & set(expected))
+        hits1, hits3 = hits1 + at1, hits3 + at3
+        rows.append(
+            f"| {name} | {', '.join(expected)} | {named} | {'yes' if at1 else '**no**'} "
+            f"| {'yes' if at3 else '**no**'} |"
+        )
+    if not n:
+        return ""
+    return "\n".join(
+        [
+            "### Incidents from real processes: the live lab's frozen bundles",
+            "",
+            f"Real processes under load, scraped by a real Prometheus, each fault frozen as a "
+            f"bundle (`{LAB_BUNDLES.relative_to(LAB_BUNDLES.parents[2])}/`, its README says "
+            f"how). {n} faults: **AC@1 {hits1 / n:.3f}, AC@3 {hits3 / n:.3f}**. A fault's "
+            "expected answers are `infersight.lab.live.faults`' (its root cause, or the "
+            "right layer's hypothesis where the metrics cannot tell more).",
+            "",
+            "| bundle | expected | first roots named | AC@1 | AC@3 |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
+    )
 
 
 def holdout_summary(report: AccuracyReport, first: int, last: int) -> str:
@@ -167,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(file=sys.stderr)
         body += holdout_summary(held, first, first + holdout - 1) + "\n\n"
+    if not args.quick:
+        lab = lab_incidents()
+        body += (lab + "\n\n") if lab else ""
     body += speed_line
     print(body)
     if not args.quick:

@@ -39,7 +39,10 @@ def test_the_labs_first_clean_minutes_name_no_cause() -> None:
 
 
 def test_a_raised_batch_window_is_named_and_no_cpu_neighbour_with_it() -> None:
-    """The replica's CPU waiting went 0.29% → 0.36% with its cores idle: no neighbour."""
+    """The replica's CPU waiting went 0.29% → 0.36% with its cores idle: no neighbour. Its
+    requests wait 200 ms while 1.1/s × 83 ms of compute keeps it busy 9% of the time: not a
+    queue for too few instances, which would need them busy."""
     dx = diagnose(dict(read_bundle(HERE / "batch-delay.tar.gz").windows))
     roots = [r.hypothesis for r in dx.root_causes]
-    assert "batching_delay" in roots and "host_cpu_contention" not in roots, dx.summary
+    assert roots[:1] == ["batching_delay"], dx.summary
+    assert not {"host_cpu_contention", "too_few_model_instances"} & set(roots), dx.summary

@@ -178,6 +178,14 @@ class DiagnoseConfig(BaseModel):
         description="`adds`: the least time a client-timed latency must have grown to place it "
         "on the request path, as detection's floor for seconds: 5 ms is not worth a look.",
     )
+    load_wait_margin: float = Field(
+        5.0,
+        gt=1,
+        description="`outwaits_load`: how many times one server's mean wait with Poisson "
+        "arrivals (ρ/(1−ρ) service times) a wait must pass to be more than busy servers make. "
+        "Pollaczek–Khinchine scales that wait by (1+C²)/2, so 5 leaves room for arrivals and "
+        "service times as bursty as C² = 9, far past what a steady load shows.",
+    )
 
     # -- scores of states read from the rows ----------------------------------------------------
     state_score_cap: float = Field(
