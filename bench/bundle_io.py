@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.report import write_section
+from bench.report import usage, write_section
 from infersight.bundle import read_bundle, write_bundle
 from infersight.frame import MetricFrame
 from infersight.signals import all_signals
@@ -98,4 +98,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    usage(__doc__)
     main()

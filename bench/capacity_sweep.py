@@ -19,7 +19,7 @@ import time
 
 import httpx
 
-from bench.report import write_section
+from bench.report import usage, write_section
 from infersight.capacity import DEFAULT_CONFIG
 from infersight.capacity.sweep import run_step
 from infersight.capacity.targets import Target
@@ -79,6 +79,7 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--serve":
         _serve(int(sys.argv[2]))
         return
+    usage(__doc__)
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "bench.capacity_sweep", "--serve", str(port)])
     try:

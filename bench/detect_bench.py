@@ -12,6 +12,7 @@ instances, onset error, and findings over healthy days scanned hour by hour.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
@@ -183,16 +184,32 @@ def paired(other: Path, rounds: int = 3) -> str:
     )
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--quick", action="store_true", help="seed 1 only, 6 instances")
+    ap.add_argument(
+        "--paired",
+        type=Path,
+        metavar="OTHER_CHECKOUT",
+        help="also time another checkout (a `git archive` of an earlier commit), alternately",
+    )
+    ap.add_argument("--no-write", action="store_true", help="print only, write no section")
+    args = ap.parse_args(argv)
+    if args.paired is not None and not (args.paired / "src" / "infersight").is_dir():
+        ap.error(f"--paired {args.paired}: no src/infersight there; give a checkout's root")
     body = "### Speed\n\n" + speed()
-    if "--paired" in sys.argv:
-        body += "\n" + paired(Path(sys.argv[sys.argv.index("--paired") + 1]))
+    if args.paired is not None:
+        body += "\n" + paired(args.paired)
     body += "\n### Quality\n\n"
-    body += quality((1,) if quick else (1, 2), 6 if quick else 8)
+    body += quality((1,) if args.quick else (1, 2), 6 if args.quick else 8)
     print(body)
-    write_section("detect", "Detection: speed and quality", COMMAND, body)
+    if not args.no_write:
+        command = COMMAND + (f" --paired {args.paired}" if args.paired is not None else "")
+        write_section("detect", "Detection: speed and quality", command, body)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.report import write_section
+from bench.report import usage, write_section
 from infersight.exporters import Catalog, load_catalog
 from infersight.lab.live.servers import (
     LocalPrometheus,
@@ -137,4 +137,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    usage(__doc__)
     main()

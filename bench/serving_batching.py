@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry
 
-from bench.report import write_section
+from bench.report import usage, write_section
 from infersight.serving import (
     AdaptiveBatcher,
     AdmissionController,
@@ -462,4 +462,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    usage(__doc__)
     asyncio.run(main())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from bench.report import write_section
+from bench.report import usage, write_section
 from infersight.lab.sim import simulate
 
 SCENARIOS = ("healthy_diurnal", "incident_0217", "cache_stampede")
@@ -39,4 +39,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    usage(__doc__)
     main()
