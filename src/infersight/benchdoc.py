@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import platform
 import re
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+
+from infersight.safe_write import write_text
 
 #: docs/benchmarks.md of a source checkout (src/infersight/benchdoc.py → ../../docs)
 BENCHMARKS_MD = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
@@ -55,7 +56,5 @@ def write_section(
         else f"{text.rstrip()}\n\n{section}\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".benchmarks.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text if text.endswith("\n") else text + "\n")
-    os.replace(tmp, path)
+    # the project's one safe writer: readable (0644), never half-written, never through a link
+    write_text(path, text if text.endswith("\n") else text + "\n")
