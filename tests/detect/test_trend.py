@@ -7,7 +7,7 @@ import pytest
 from synth import START, STEP, FloatArray, noisy, windows
 
 from infersight.detect import DetectConfig, detect
-from infersight.detect.trend import theil_sen
+from infersight.detect.trend_fit import theil_sen
 
 VRAM = "inference.gpu_mem_used_ratio"
 RSS = "service.process_rss"
@@ -159,6 +159,23 @@ def test_the_climb_before_a_restart_is_a_leak_and_runs_out_from_the_level_now() 
         assert tr.slope_per_h == pytest.approx(0.2, rel=0.15)
         assert tr.level == pytest.approx(0.6, abs=0.05)  # after the restart
         assert tr.time_to_exhaustion_s == pytest.approx(0.4 / 0.2 * 3600, rel=0.3)
+
+
+def test_instances_restarting_at_different_times_each_keep_their_own_climb() -> None:
+    # the fleet's climbs end at four different points: each is fitted up to its own fall
+    shares = (0.45, 0.6, 0.75, 0.9)
+
+    def gen(t: FloatArray, i: int) -> FloatArray:
+        return _climb_then(0.55, 0.2, 0.5, shares[i])(t, i)  # type: ignore[operator,no-any-return]
+
+    w = windows({VRAM: noisy(0.55, 0.003)}, incident={VRAM: gen})  # type: ignore[dict-item]
+    trends = {tr.instance: tr for tr in detect(w).trends}
+    assert set(trends) == {f"node-{i}" for i in range(4)}
+    for i, share in enumerate(shares):
+        tr = trends[f"node-{i}"]
+        assert tr.slope_per_h == pytest.approx(0.2, rel=0.15)
+        assert tr.span_s == pytest.approx(share * 240 * 15.0, abs=4 * 15.0)  # up to its fall
+        assert tr.level == pytest.approx(0.5 + 0.2 * (1 - share), abs=0.02)  # the level now
 
 
 def test_a_dip_that_gives_back_little_of_a_flat_series_is_not_a_reset() -> None:

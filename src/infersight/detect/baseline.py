@@ -30,6 +30,7 @@ from infersight.detect._stats import (
     valid_count,
 )
 from infersight.detect.config import DetectConfig
+from infersight.detect.edges import follow_edges
 from infersight.frame import MetricFrame, SignalSeries
 
 #: The standard baseline windows (seed §6.1: the hour before, same time yesterday, last week).
@@ -137,10 +138,11 @@ def band(
     rows, n = x.shape
     b, h = cfg.block_points, cfg.local_half_width
     nb = max(1, -(-n // b))
-    center = np.full((rows, n), np.nan)
-    scale = np.full((rows, n), np.nan)
-    count = np.zeros((rows, n), dtype=np.int64)
-    if refs:
+    if not refs:
+        center = np.full((rows, n), np.nan)
+        scale = np.full((rows, n), np.nan)
+        fallback = np.ones((rows, n), dtype=bool)
+    else:
         # float32 for the sorts: twice as fast, and a band needs no more than 7 digits. The
         # blocks are cut from float32 copies (the same values as casting the pooled blocks).
         pooled = np.concatenate([_blocks(r.values, b, h, nb, np.float32) for r in refs], axis=2)
@@ -148,12 +150,14 @@ def band(
         k_b = valid_count(pooled)
         c_b, mad_b = median_mad_sorted(pooled, k_b)
         noise = nanmedian(diff_noise_stack([r.values for r in refs]))
-        center = np.repeat(c_b.astype(np.float64), b, axis=1)[:, :n]
-        scale = np.fmax(np.repeat(MAD_TO_SIGMA * mad_b, b, axis=1)[:, :n], noise[:, None])
-        count = np.repeat(k_b, b, axis=1)[:, :n]
+        center_b = c_b.astype(np.float64)
+        scale_b = np.fmax(MAD_TO_SIGMA * mad_b, noise[:, None])
+        center = np.repeat(center_b, b, axis=1)[:, :n]
+        scale = np.repeat(scale_b, b, axis=1)[:, :n]
+        fallback = np.repeat(k_b < cfg.min_ref_points, b, axis=1)[:, :n]
         if cfg.edge_z > 0:
-            center = _follow_edges(center, scale, refs, n, cfg.edge_z)
-    fallback = count < cfg.min_ref_points
+            seasonal = [r.values for r in refs if r.name.endswith(SEASONAL_SUFFIXES)]
+            center = follow_edges(center, center_b, scale_b, b, seasonal, cfg.edge_z)
     if np.any(fallback):
         pre = x[:, : max(2, n_pre)]
         c_f = nanmedian(pre)
@@ -167,60 +171,6 @@ def band(
 
 #: References that repeat the clock time: a daily edge is expected where they all show it.
 SEASONAL_SUFFIXES = ("-1d", "-7d")
-
-
-def _two_of_three(beyond: BoolArray) -> BoolArray:
-    """Per point, whether at least 2 of it and its two neighbours are True (ends repeated):
-    exactly where the median of the three lies beyond the same line."""
-    rows, n = beyond.shape
-    p = np.empty((rows, n + 2), dtype=np.int8)
-    p[:, 1:-1] = beyond
-    p[:, 0] = beyond[:, 0]
-    p[:, -1] = beyond[:, -1]
-    out: BoolArray = (p[:, :-2] + p[:, 1:-1] + p[:, 2:]) >= 2
-    return out
-
-
-def _level_at(v: FloatArray, r: npt.NDArray[np.intp], c: npt.NDArray[np.intp]) -> FloatArray:
-    """The median of v[r, c - 1 .. c + 1] (ends repeated), at the given points only."""
-    n = v.shape[1]
-    trio = np.stack([v[r, np.maximum(c - 1, 0)], v[r, c], v[r, np.minimum(c + 1, n - 1)]])
-    out: FloatArray = np.nanmedian(trio, axis=0)  # ≥ 2 of the 3 are valid here
-    return out
-
-
-def _follow_edges(
-    center: FloatArray, scale: FloatArray, refs: list[Reference], n: int, edge_z: float
-) -> FloatArray:
-    """Where every same-clock-time reference (yesterday, last week) steps away from the block
-    median, in the same direction, by more than `edge_z` scales, the centre follows them point
-    by point: each reference's median of 3 neighbours, then their median.
-
-    The block median pools ±`local_half_width` points, so at an edge, and at the newest points
-    where the pool only has the side before, it lags: a repeated daily edge was flagged every
-    day. The hour before does not repeat the clock time and takes no part; one odd day among
-    two (yesterday's own incident) does not move the centre, as they must agree. Only booleans
-    are computed over the whole window; levels only at the edge points.
-    """
-    seasonal = [r.values[:, :n] for r in refs if r.name.endswith(SEASONAL_SUFFIXES)]
-    if not seasonal:
-        return center
-    with np.errstate(invalid="ignore"):
-        hi = center + edge_z * scale
-        lo = center - edge_z * scale
-        up = down = None
-        for v in seasonal:
-            u, d = _two_of_three(v > hi), _two_of_three(v < lo)
-            up = u if up is None else up & u
-            down = d if down is None else down & d
-    assert up is not None and down is not None
-    r, c = np.nonzero(up | down)
-    if r.size == 0:
-        return center
-    levels = np.stack([_level_at(v, r, c) for v in seasonal])
-    out = center.copy()
-    out[r, c] = np.median(levels, axis=0)
-    return out
 
 
 @dataclass(frozen=True)

@@ -23,65 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from infersight.detect._stats import MAD_TO_SIGMA, FloatArray, finite_or_none, nanmedian
+from infersight.detect._stats import FloatArray, finite_or_none, nanmedian
 from infersight.detect.config import DetectConfig
-
-
-@dataclass(frozen=True)
-class TrendFit:
-    """Per row: slope (unit/s), value at the last grid time, Kendall tau, MK z, noise, span."""
-
-    slope: FloatArray
-    level_end: FloatArray
-    tau: FloatArray
-    mk_z: FloatArray
-    noise: FloatArray
-    n_valid: FloatArray
-    span_s: FloatArray
-    first: FloatArray  # index of the first valid point
-
-
-def theil_sen(t: FloatArray, y: FloatArray, m: int) -> TrendFit:
-    """Theil–Sen on chunk medians, vectorised over rows (rows × n → per-row figures)."""
-    rows, n = y.shape
-    m = max(2, min(m, n))
-    size = -(-n // m)
-    m = -(-n // size)
-    pad = np.full((rows, m * size), np.nan)
-    pad[:, :n] = y
-    tpad = np.full(m * size, np.nan)
-    tpad[:n] = t
-    ym = nanmedian(pad.reshape(rows, m, size))
-    tm = np.nanmean(tpad.reshape(m, size), axis=1)
-    i, j = np.triu_indices(m, 1)
-    dy = ym[:, j] - ym[:, i]
-    slopes = dy / (tm[j] - tm[i])
-    slope = nanmedian(slopes)
-    valid_pairs = np.count_nonzero(~np.isnan(dy), axis=1)
-    s = np.nansum(np.sign(dy), axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = s / valid_pairs
-        k = np.count_nonzero(~np.isnan(ym), axis=1).astype(np.float64)
-        var = k * (k - 1) * (2 * k + 5) / 18.0
-        mk_z = (np.abs(s) - 1) / np.sqrt(var) * np.sign(s)
-    t_end = t[-1] if n else 0.0
-    intercept = nanmedian(ym - slope[:, None] * (tm - t_end)[None, :])
-    resid = y - (intercept[:, None] + slope[:, None] * (t - t_end)[None, :])
-    noise = MAD_TO_SIGMA * nanmedian(np.abs(resid - nanmedian(resid)[:, None]))
-    ok = ~np.isnan(y)
-    first = np.where(ok.any(axis=1), ok.argmax(axis=1), n - 1).astype(np.float64)
-    last = np.where(ok.any(axis=1), n - 1 - ok[:, ::-1].argmax(axis=1), 0).astype(np.float64)
-    step = float(t[1] - t[0]) if n > 1 else 0.0
-    return TrendFit(
-        slope=slope,
-        level_end=intercept,
-        tau=tau,
-        mk_z=mk_z,
-        noise=noise,
-        n_valid=ok.sum(axis=1).astype(np.float64),
-        span_s=np.maximum(last - first, 0) * step,
-        first=first,
-    )
+from infersight.detect.trend_fit import IntArray, TrendFit, monotone_fit, theil_sen_spans
 
 
 @dataclass(frozen=True)
@@ -154,14 +98,16 @@ def _accepted(
     t: FloatArray,
     x: FloatArray,
     yesterday: FloatArray | None,
+    end: IntArray,
     sign: float,
     floor: float,
     cfg: DetectConfig,
 ) -> tuple[np.ndarray, TrendFit, FloatArray]:
-    """Which rows hold a trend over `t` (see the module docstring), with the fit and the
-    fitted change over the span."""
+    """Which rows hold a trend over their columns `[0, end[r])` (see the module docstring),
+    with the fit and the fitted change over the span."""
     m = cfg.trend_subsample
-    fit = theil_sen(t, x, m)
+    zero = np.zeros_like(end)
+    fit = monotone_fit(t, x, zero, end, m, sign, cfg.trend_min_tau, cfg.trend_min_mk_z)
     change = fit.slope * fit.span_s
     with np.errstate(invalid="ignore"):
         ok = (
@@ -173,28 +119,32 @@ def _accepted(
         )
     if np.any(ok):
         # A leak climbs all along; a step (a slow instance's memory jumping once) does not.
-        h = x.shape[1] // 2
-        first, second = theil_sen(t[:h], x[:, :h], m), theil_sen(t[h:], x[:, h:], m)
+        h = end // 2
+        first, second = theil_sen_spans(t, x, zero, h, m), theil_sen_spans(t, x, h, end, m)
         with np.errstate(invalid="ignore"):
             ok &= (sign * first.slope >= 0.25 * sign * fit.slope) & (
                 sign * second.slope >= 0.25 * sign * fit.slope
             )
+    cols = np.arange(x.shape[1])[None, :]
+    in_span = cols < end[:, None]
     if np.any(ok):
         # A leak's line reaches where the data end; data ending far above the line (by more
         # than the whole fitted climb) jumped there: a step at the end, not a leak.
-        tail = x[:, -max(2, x.shape[1] // m) :]
+        in_tail = in_span & (cols >= (end - np.maximum(2, end // m))[:, None])
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            jump = sign * (nanmedian(tail) - fit.level_end)
+            jump = sign * (nanmedian(np.where(in_tail, x, np.nan)) - fit.level_end)
             ok &= ~(jump > np.maximum(np.abs(change), cfg.trend_noise_k * fit.noise))
     if yesterday is not None and np.any(ok):
         # The same ramp yesterday, and today not a day's climb above it: the daily shape, not a
         # leak (a leak climbing since yesterday would sit its pace × 24 h higher).
-        yfit = theil_sen(t, yesterday, cfg.trend_subsample)
+        yfit = theil_sen_spans(t, yesterday, zero, end, m)
+        today_level = nanmedian(np.where(in_span, x, np.nan))
+        yesterday_level = nanmedian(np.where(in_span, yesterday, np.nan))
         with np.errstate(invalid="ignore"):
             same_shape = sign * yfit.slope >= 0.5 * sign * fit.slope
             carried = cfg.trend_daily_carry * np.abs(fit.slope) * 86400.0
-            same_level = np.abs(nanmedian(x) - nanmedian(yesterday)) < np.maximum(floor, carried)
+            same_level = np.abs(today_level - yesterday_level) < np.maximum(floor, carried)
         ok &= ~(same_shape & same_level)
     return ok, fit, change
 
@@ -216,7 +166,8 @@ def detect_trends(
         return []
     sign = 1.0 if bad == "up" else -1.0
     floor = cfg.trend_floors.get(unit or "", 0.0)
-    ok, fit, change = _accepted(t, x, yesterday, sign, floor, cfg)
+    full = np.full(x.shape[0], x.shape[1], np.int64)
+    ok, fit, change = _accepted(t, x, yesterday, full, sign, floor, cfg)
     # The latest part of the window is fitted on its own too: a leak that began inside the
     # window climbs only there (the whole window sees a flat start, then a step), and time to
     # exhaustion is at the pace of now. It is used where the whole window holds no trend, or
@@ -224,7 +175,7 @@ def detect_trends(
     k = int(x.shape[1] * (1.0 - cfg.trend_recent_share))
     if k > 0 and x.shape[1] - k >= cfg.trend_min_points:
         y_recent = yesterday[:, k:] if yesterday is not None else None
-        recent, fit_r, change_r = _accepted(t[k:], x[:, k:], y_recent, sign, floor, cfg)
+        recent, fit_r, change_r = _accepted(t[k:], x[:, k:], y_recent, full - k, sign, floor, cfg)
         with np.errstate(invalid="ignore"):
             faster = sign * fit_r.slope >= cfg.trend_recent_faster * sign * fit.slope
         recent &= ~ok | faster
@@ -237,7 +188,7 @@ def detect_trends(
                 }
             )
             change, ok = np.where(recent, change_r, change), ok | recent
-    resets = {r: _before_reset(t, x, yesterday, r, sign, floor, cfg) for r in range(x.shape[0])}
+    resets = _before_resets(t, x, yesterday, sign, floor, cfg)
     out: list[Trend] = []
     for r in range(x.shape[0]):
         held = resets.get(r) or (
@@ -270,29 +221,44 @@ def detect_trends(
     return out
 
 
-def _before_reset(
+def _before_resets(
     t: FloatArray,
     x: FloatArray,
     yesterday: FloatArray | None,
-    r: int,
     sign: float,
     floor: float,
     cfg: DetectConfig,
-) -> tuple[TrendFit, float, float] | None:
-    """Row `r`'s climb before its largest fall, when that climb is a trend and the fall gave
-    back at least half of it (a restart, not a dip): the fit, the climb, and the level now
-    (after the reset: time to exhaustion is from there at the leak's pace)."""
-    row = x[r]
-    seen = np.flatnonzero(np.isfinite(row))
-    if seen.size < cfg.trend_min_points + 2:
-        return None
-    steps = sign * np.diff(row[seen])
-    j = int(np.argmin(steps))
-    cut = int(seen[j]) + 1  # the fit ends at the last point before the fall
-    if steps[j] >= 0 or cut < cfg.trend_min_points:
-        return None
-    y_before = yesterday[r : r + 1, :cut] if yesterday is not None else None
-    held, fit, change = _accepted(t[:cut], x[r : r + 1, :cut], y_before, sign, floor, cfg)
-    if not held[0] or -steps[j] < 0.5 * sign * float(change[0]):
-        return None
-    return fit, float(change[0]), float(row[seen[-1]])
+) -> dict[int, tuple[TrendFit, float, float]]:
+    """Per row, its climb before its largest fall, where that climb is a trend and the fall
+    gave back at least half of it (a restart, not a dip): the fit, the climb, and the level now
+    (after the reset: time to exhaustion is from there at the leak's pace). All rows are
+    fitted in one call, each up to its own fall."""
+    rows, width = x.shape
+    seen = np.isfinite(x)
+    # Each seen point's step from the seen point before it (gaps skipped).
+    last_seen = np.maximum.accumulate(np.where(seen, np.arange(width), -1), axis=1)
+    before = np.concatenate([np.full((rows, 1), -1), last_seen[:, :-1]], axis=1)
+    has_step = seen & (before >= 0)
+    prev = np.take_along_axis(x, np.maximum(before, 0), axis=1)
+    with np.errstate(invalid="ignore"):
+        steps = np.where(has_step, sign * (x - prev), np.inf)
+    j = np.argmin(steps, axis=1)  # the largest fall, first of equals
+    fall = -steps[np.arange(rows), j]
+    cut = before[np.arange(rows), j] + 1  # the fit ends at the last point before the fall
+    candidate = (
+        (np.count_nonzero(seen, axis=1) >= cfg.trend_min_points + 2)
+        & (fall > 0)
+        & (cut >= cfg.trend_min_points)
+    )
+    idx = np.flatnonzero(candidate)
+    if idx.size == 0:
+        return {}
+    y_before = yesterday[idx] if yesterday is not None else None
+    held, fit, change = _accepted(t, x[idx], y_before, cut[idx], sign, floor, cfg)
+    last_value = np.take_along_axis(x, last_seen[:, -1:].clip(0), axis=1)[:, 0]
+    out: dict[int, tuple[TrendFit, float, float]] = {}
+    for k, r in enumerate(idx):
+        if held[k] and fall[r] >= 0.5 * sign * change[k]:
+            one = {f.name: getattr(fit, f.name)[k : k + 1] for f in dataclasses.fields(fit)}
+            out[int(r)] = (TrendFit(**one), float(change[k]), float(last_value[r]))
+    return out
