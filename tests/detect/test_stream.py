@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from infersight.detect.config import StreamConfig
 from infersight.detect.stream import PointScore, SeriesDetector, StreamFinding, TailModel
+from infersight.detect.stream_config import StreamConfig
 
 STEP = 300.0  # 5-min points
 T0 = 1_700_000_000.0 - (1_700_000_000.0 % 86400.0)  # midnight UTC

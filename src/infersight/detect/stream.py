@@ -40,7 +40,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
-from infersight.detect.config import StreamConfig
+from infersight.detect.stream_config import StreamConfig
 from infersight.frame import MetricFrame
 
 StreamKind = Literal["spike", "level_shift", "variance_change"]
