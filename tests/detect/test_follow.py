@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from infersight.cli.follow import follow, warm_spans
-from infersight.detect.stream import FleetStream, Gone, StreamFinding
+from infersight.detect.stream import StreamFinding
+from infersight.detect.stream_fleet import FleetStream, Gone
 from infersight.frame import MetricFrame, SignalSeries
 
 STEP = 60.0

@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from infersight.detect.stream import FleetStream, Gone, StreamFinding
+from infersight.detect.stream import StreamFinding
 from infersight.detect.stream_config import StreamConfig
+from infersight.detect.stream_fleet import FleetStream, Gone
 from infersight.timeparse import iso
 
 if TYPE_CHECKING:
