@@ -42,8 +42,9 @@ def follow_edges(
         hi_b = center_b + edge_z * scale_b
         lo_b = center_b - edge_z * scale_b
         first = seasonal[0][:, :n]
-        up = _two_of_three(_beyond(first, hi_b, block, np.greater))
-        down = _two_of_three(_beyond(first, lo_b, block, np.less))
+        up, down = _two_of_three_each(
+            _beyond(first, hi_b, block, np.greater), _beyond(first, lo_b, block, np.less)
+        )
         r, c = np.nonzero(up | down)
         going_up = up[r, c]
         for v in seasonal[1:]:
@@ -73,15 +74,26 @@ def _beyond(v: FloatArray, line_b: FloatArray, block: int, compare: Compare) -> 
     return out.reshape(rows, nb * block)[:, :n]
 
 
-def _two_of_three(beyond: BoolArray) -> BoolArray:
-    """Per point, whether at least 2 of it and its two neighbours are True (ends repeated).
-    Within a block, where the line is flat, that is the median of the three beyond it."""
-    rows, n = beyond.shape
+def _two_of_three_each(up: BoolArray, down: BoolArray) -> tuple[BoolArray, BoolArray]:
+    """Per point, whether at least 2 of it and its two neighbours are True (ends repeated), for
+    both at once: up counts in the low two bits, down above them. Within a block, where the
+    line is flat, that is the median of the three beyond it."""
+    both = up.astype(np.int8)
+    both += down.astype(np.int8) << 2
+    count = _three_sum(both)
+    out_up: BoolArray = (count & 3) >= 2
+    out_down: BoolArray = (count >> 2) >= 2
+    return out_up, out_down
+
+
+def _three_sum(a: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    """Per point, the sum of it and its two neighbours (ends repeated)."""
+    rows, n = a.shape
     p = np.empty((rows, n + 2), dtype=np.int8)
-    p[:, 1:-1] = beyond
-    p[:, 0] = beyond[:, 0]
-    p[:, -1] = beyond[:, -1]
-    out: BoolArray = (p[:, :-2] + p[:, 1:-1] + p[:, 2:]) >= 2
+    p[:, 1:-1] = a
+    p[:, 0] = a[:, 0]
+    p[:, -1] = a[:, -1]
+    out: npt.NDArray[np.int8] = p[:, :-2] + p[:, 1:-1] + p[:, 2:]
     return out
 
 
@@ -94,7 +106,8 @@ def _two_of_three_at(
     n: int,
     compare: Compare,
 ) -> BoolArray:
-    """`_two_of_three(compare(v, line))` at the given points only (n: the window's length)."""
+    """Whether at least 2 of each point and its neighbours pass `compare` against their own
+    block's line, at the given points only (n: the window's length)."""
     count = np.zeros(r.size, dtype=np.int8)
     for k in _trio(c, n):
         count += compare(v[r, k], line_b[r, k // block])

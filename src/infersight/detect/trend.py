@@ -245,8 +245,11 @@ def _before_resets(
     j = np.argmin(steps, axis=1)  # the largest fall, first of equals
     fall = -steps[np.arange(rows), j]
     cut = before[np.arange(rows), j] + 1  # the fit ends at the last point before the fall
+    # A climb is a trend only past the unit's floor, and the fall must give back half of it:
+    # a fall of half the floor or less ends no climb worth fitting.
     candidate = (
         (np.count_nonzero(seen, axis=1) >= cfg.trend_min_points + 2)
+        & (fall > 0.5 * floor)
         & (fall > 0)
         & (cut >= cfg.trend_min_points)
     )

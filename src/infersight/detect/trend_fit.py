@@ -144,16 +144,17 @@ def _shared_chunk_medians(t: FloatArray, y: FloatArray, m: int) -> tuple[FloatAr
 
 
 def _kendall(ym: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Kendall tau and Mann–Kendall z of the chunk medians, pair by pair (taken lag by lag:
-    slices, not a gathered copy of every pair)."""
+    """Kendall tau and Mann–Kendall z of the chunk medians, pair by pair (the pairs' differences
+    written lag by lag from slices, not gathered by index)."""
     rows, m = ym.shape
-    s = np.zeros(rows, np.int64)
-    valid_pairs = np.zeros(rows, np.int64)
+    dy = np.empty((rows, m * (m - 1) // 2))
+    at = 0
     for lag in range(1, m):
-        dy = ym[:, lag:] - ym[:, :-lag]
-        rises, falls = np.count_nonzero(dy > 0, axis=1), np.count_nonzero(dy < 0, axis=1)
-        s += rises - falls
-        valid_pairs += rises + falls + np.count_nonzero(dy == 0, axis=1)
+        np.subtract(ym[:, lag:], ym[:, :-lag], out=dy[:, at : at + m - lag])
+        at += m - lag
+    rises, falls = np.count_nonzero(dy > 0, axis=1), np.count_nonzero(dy < 0, axis=1)
+    s = rises - falls
+    valid_pairs = rises + falls + np.count_nonzero(dy == 0, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = s / valid_pairs
         k = np.count_nonzero(~np.isnan(ym), axis=1).astype(np.float64)
