@@ -57,7 +57,13 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "cpu-hog": ('1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m]))', "> 0.9"),
     "gpu-clock-drop": ('min(DCGM_FI_DEV_SM_CLOCK{node="replica-{r}"})', "< 1200"),
     "gpu-xid": ('max(DCGM_FI_DEV_XID_ERRORS{node="replica-{r}"})', "== 79"),
-    "gpu-vram-leak": ('delta(DCGM_FI_DEV_FB_USED{node="replica-{r}"}[1m])', "> 1000"),
+    # over the whole hold: a leak that fills the card stops climbing there, so the last
+    # minute alone can read flat (951 MiB at 60 MiB/s on a card full for 40 s)
+    "gpu-vram-leak": (
+        'max_over_time(DCGM_FI_DEV_FB_USED{node="replica-{r}"}[3m])'
+        ' - min_over_time(DCGM_FI_DEV_FB_USED{node="replica-{r}"}[3m])',
+        "> 1000",
+    ),
 }
 
 
