@@ -18,6 +18,13 @@ CASES = {
     "cpu-hog": ("host_cpu_contention", "vector", ("vector_db_slow",)),
     "disk-pressure": ("log_disk_io", None, ()),
     "gpu-clock-drop": ("gpu_thermal_throttling", "replica-0", ("long_prefill_blocking",)),
+    # the card gone, replica-1 takes all the traffic (1.4/s → 2.4/s) and its requests wait:
+    # the lost replica's share, not too few instances configured nor a batching window
+    "gpu-xid": (
+        "gpu_hardware_fault",
+        "replica-0",
+        ("too_few_model_instances", "batching_delay"),
+    ),
 }
 
 
