@@ -121,14 +121,16 @@ def detect_absent(
     n, t = frame.n, frame.times
     if n == 0:
         return out
-    alive = _alive(frame)
+    alive: dict[str, BoolArray] | None = None  # read only where a baseline's series is gone
     lookback = max(frame.step, cfg.absent_lookback_s)
     seen: set[tuple[str, str]] = set()
+    present: dict[str, BoolArray] = {}  # per signal, the rows with any data in the window
     for name, s in frame.series.items():
         if name == TARGET_UP:
             continue
         ok = ~np.isnan(s.values)
-        any_ok = ok.any(axis=1)
+        any_ok: BoolArray = np.any(ok, axis=1)
+        present[name] = any_ok
         last = np.where(any_ok, n - 1 - ok[:, ::-1].argmax(axis=1), -1)
         for r in np.flatnonzero(any_ok & (n - 1 - last >= cfg.absent_min_points)):
             inst, lo = s.instances[r], int(last[r]) + 1
@@ -169,7 +171,7 @@ def detect_absent(
             has: dict[str, bool] = {}
             cur_any = np.zeros(0, dtype=bool)
             if cur is not None:
-                cur_any = np.any(~np.isnan(cur.values), axis=1)
+                cur_any = present[name]
             others_on = bool(cur_any.any())
             if cur is not None and cur.instances == bs.instances:
                 had &= ~cur_any  # present in the incident window: not gone
@@ -179,6 +181,8 @@ def detect_absent(
                 inst = bs.instances[rb]
                 if (name, inst) in seen or has.get(inst, False):
                     continue
+                if alive is None:
+                    alive = _alive(frame)
                 inst_on = inst in alive and bool(alive[inst].any())
                 if not (others_on or inst_on):
                     continue
