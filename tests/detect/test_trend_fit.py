@@ -22,12 +22,13 @@ def _row(fit: TrendFit, r: int) -> list[float]:
     return [float(getattr(fit, f.name)[r]) for f in dataclasses.fields(fit)]
 
 
+@pytest.mark.parametrize("same_start", [False, True])  # gathered, or cut by chunk size
 @pytest.mark.parametrize(("seed", "width", "m"), [(0, 240, 48), (1, 700, 48), (2, 90, 8)])
-def test_each_span_is_fitted_as_if_alone(seed: int, width: int, m: int) -> None:
+def test_each_span_is_fitted_as_if_alone(seed: int, width: int, m: int, same_start: bool) -> None:
     rng = np.random.default_rng(seed + 100)
     y = _rows(seed, 12, width)
     t = 1_750_000_000.0 + 15.0 * np.arange(width)
-    start = rng.integers(0, width // 2, 12)
+    start = np.full(12, 7) if same_start else rng.integers(0, width // 2, 12)
     end = np.minimum(width, start + rng.integers(3, width, 12))
     together = theil_sen_spans(t, y, start, end, m)
     for r in range(12):

@@ -45,7 +45,10 @@ def follow_edges(
         up, down = _two_of_three_each(
             _beyond(first, hi_b, block, np.greater), _beyond(first, lo_b, block, np.less)
         )
-        r, c = np.nonzero(up | down)
+        stepped = up | down
+        rows = np.flatnonzero(stepped.any(axis=1))  # few: nonzero on those rows alone
+        r, c = np.nonzero(stepped[rows])
+        r = rows[r]
         going_up = up[r, c]
         for v in seasonal[1:]:
             agrees = np.where(

@@ -116,6 +116,8 @@ def _chunk_medians(
     chunks = np.maximum(2, np.minimum(m, n))
     size = np.maximum(-(-n // chunks), 1)
     chunks = -(-n // size)
+    if rows and np.all(start == start[0]):
+        return _chunk_medians_by_size(t, y, int(start[0]), n, size, chunks)
     k = np.arange(max(int(chunks.max(initial=1)), 1))[None, :, None]
     q = np.arange(int(size.max(initial=1)))[None, None, :]
     offset = k * size[:, None, None] + q
@@ -125,6 +127,34 @@ def _chunk_medians(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # chunks past a short span: empty
         tm = np.nanmean(np.where(inside, t[col], np.nan), axis=-1)
+    return ym, tm
+
+
+def _chunk_medians_by_size(
+    t: FloatArray, y: FloatArray, start: int, n: IntArray, size: IntArray, chunks: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """`_chunk_medians` where every span starts at `start` (a climb up to each row's own
+    reset): rows whose chunks have one size share their columns, so each size is one reshape
+    with the columns past a row's span blanked, not a gather."""
+    rows, width = y.shape
+    ym = np.full((rows, int(chunks.max())), np.nan)
+    tm = np.full_like(ym, np.nan)
+    for sz in np.unique(size).tolist():
+        idx = np.flatnonzero(size == sz)
+        k = int(chunks[idx].max())
+        w = k * sz
+        have = min(w, width - start)
+        seg = np.full((idx.size, w), np.nan)
+        seg[:, :have] = y[idx, start : start + have]
+        tseg = np.full(w, np.nan)
+        tseg[:have] = t[start : start + have]
+        past = np.arange(w)[None, :] >= n[idx, None]
+        seg[past] = np.nan
+        ym[idx, :k] = nanmedian(seg.reshape(idx.size, k, sz))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # chunks past a short span: empty
+            times = np.where(past, np.nan, tseg[None, :]).reshape(idx.size, k, sz)
+            tm[idx, :k] = np.nanmean(times, axis=-1)
     return ym, tm
 
 
