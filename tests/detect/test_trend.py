@@ -7,7 +7,7 @@ import pytest
 from synth import START, STEP, FloatArray, noisy, windows
 
 from infersight.detect import DetectConfig, detect
-from infersight.detect.trend_fit import theil_sen
+from infersight.detect.trend_fit import theil_sen_spans
 
 VRAM = "inference.gpu_mem_used_ratio"
 RSS = "service.process_rss"
@@ -27,7 +27,7 @@ def test_theil_sen_slope_robust_to_spikes_and_gaps() -> None:
     y = 0.5 + 1e-5 * t + 0.002 * np.random.default_rng(0).standard_normal(240)
     y[[10, 50, 90]] = 5.0
     y[100:130] = np.nan
-    fit = theil_sen(t, y[None, :], 48)
+    fit = theil_sen_spans(t, y[None, :], np.array([0]), np.array([240]), 48)
     assert fit.slope[0] == pytest.approx(1e-5, rel=0.05)
     assert fit.tau[0] > 0.8
     assert fit.level_end[0] == pytest.approx(0.5 + 1e-5 * t[-1], abs=0.01)

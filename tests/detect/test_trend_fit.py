@@ -7,7 +7,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from infersight.detect.trend_fit import TrendFit, monotone_fit, theil_sen, theil_sen_spans
+from infersight.detect.trend_fit import TrendFit, monotone_fit, theil_sen_spans
+
+
+def theil_sen(t: np.ndarray, y: np.ndarray, m: int) -> TrendFit:
+    """Every row over all its columns: the fit of a span on its own."""
+    rows, n = y.shape
+    return theil_sen_spans(t, y, np.zeros(rows, np.int64), np.full(rows, n, np.int64), m)
 
 
 def _rows(seed: int, rows: int, width: int) -> np.ndarray:

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from infersight.detect._stats import FloatArray, finite_or_none, nanmedian
+from infersight.detect._stats import FloatArray, IntArray, finite_or_none, nanmedian
 from infersight.detect.config import DetectConfig
-from infersight.detect.trend_fit import IntArray, TrendFit, monotone_fit, theil_sen_spans
+from infersight.detect.trend_fit import TrendFit, monotone_fit, theil_sen_spans
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from infersight.detect._stats import MAD_TO_SIGMA, FloatArray, nanmedian
-
-IntArray = npt.NDArray[np.int64]
+from infersight.detect._stats import MAD_TO_SIGMA, FloatArray, IntArray, nanmedian
 
 
 @dataclass(frozen=True)
@@ -33,12 +30,6 @@ class TrendFit:
     n_valid: FloatArray
     span_s: FloatArray
     first: FloatArray  # index of the first valid point, from the span's start
-
-
-def theil_sen(t: FloatArray, y: FloatArray, m: int) -> TrendFit:
-    """Every row over all its columns (rows × n → per-row figures)."""
-    rows, n = y.shape
-    return theil_sen_spans(t, y, np.zeros(rows, np.int64), np.full(rows, n, np.int64), m)
 
 
 def theil_sen_spans(
