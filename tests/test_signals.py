@@ -91,7 +91,15 @@ def test_detection_defaults_come_from_the_catalog() -> None:
 
 
 def test_an_unknown_field_is_refused() -> None:
-    spec = {"unit": "s", "bad": "up", "combine": "max", "description": "", "seed": "1"}
+    spec = {
+        "unit": "s",
+        "bad": "up",
+        "combine": "max",
+        "description": "",
+        "seed": "1",
+        "part": "service",
+        "facet": "time",
+    }
     raw = {"service": {"service.x": {**spec, "mesured_at": "client"}}}
     with pytest.raises(ValueError, match="unknown field"):
         _parse(raw)

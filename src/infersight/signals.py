@@ -34,14 +34,23 @@ Unit = Literal["s", "ratio", "bytes", "celsius", "MHz", "W", "count", "per_s", "
 Direction = Literal["up", "down", "both"]
 Combine = Literal["sum", "mean", "max", "min"]
 MeasuredAt = Literal["client", "server"]
+Part = Literal["gateway", "service", "engine", "gpu", "host", "cache", "retrieval", "instance"]
+Facet = Literal[
+    "time", "waiting", "saturation", "errors", "output",
+    "arrivals", "sends", "capacity", "availability", "input", "process", "resource",
+]  # fmt: skip
+#: the facets a path walk explains (what a slowdown is made of); the others explain them
+EFFECTS: frozenset[str] = frozenset({"time", "waiting", "saturation", "errors", "output"})
 
 _UNITS = set(Unit.__args__)  # type: ignore[attr-defined]
 _DIRECTIONS = set(Direction.__args__)  # type: ignore[attr-defined]
 _COMBINES = set(Combine.__args__)  # type: ignore[attr-defined]
+_PARTS = set(Part.__args__)  # type: ignore[attr-defined]
+_FACETS = set(Facet.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
     "measured_at", "abs_floor", "trend", "load", "demand", "rides_bursts",
-    "user_facing",
+    "user_facing", "part", "facet", "answers",
 }  # fmt: skip
 
 
@@ -54,6 +63,8 @@ class Signal:
     combine: Combine
     description: str
     seed: str
+    part: Part
+    facet: Facet
     #: who timed a latency: a client sees time lost before the server got the request
     measured_at: MeasuredAt | None = None
     #: the smallest change worth a look, where the unit's floor does not fit
@@ -65,6 +76,8 @@ class Signal:
     #: queueing and occupancy: rises and falls with every burst of requests in a healthy service
     rides_bursts: bool = False
     user_facing: int | None = None  # what users feel, in the order seed §2.3 reads it
+    #: 1 while the part answers, 0 when it does not: an availability flag
+    answers: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,7 +105,14 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
             prefix = "infra" if layer is Layer.INFRASTRUCTURE else layer.value
             if not name.startswith(prefix + "."):
                 raise ValueError(f"signal {name!r} is listed under layer {layer_name!r}")
-            for field, allowed in (("unit", _UNITS), ("bad", _DIRECTIONS), ("combine", _COMBINES)):
+            checks = (
+                ("unit", _UNITS),
+                ("bad", _DIRECTIONS),
+                ("combine", _COMBINES),
+                ("part", _PARTS),
+                ("facet", _FACETS),
+            )
+            for field, allowed in checks:
                 if spec.get(field) not in allowed:
                     raise ValueError(
                         f"signal {name!r}: {field}={spec.get(field)!r} not in {sorted(allowed)}"
@@ -110,6 +130,8 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 combine=spec["combine"],
                 description=str(spec["description"]),
                 seed=str(spec["seed"]),
+                part=spec["part"],
+                facet=spec["facet"],
                 measured_at=spec.get("measured_at"),
                 abs_floor=None if spec.get("abs_floor") is None else float(spec["abs_floor"]),
                 trend=bool(spec.get("trend", False)),
@@ -117,6 +139,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 demand=bool(spec.get("demand", False)),
                 rides_bursts=bool(spec.get("rides_bursts", False)),
                 user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
+                answers=bool(spec.get("answers", False)),
             )
     return signals
 
@@ -138,6 +161,11 @@ def get_signal(name: str) -> Signal:
 def measured_at(name: str) -> MeasuredAt | None:
     """client | server for a latency signal (who timed it), None for the rest."""
     return get_signal(name).measured_at
+
+
+def answering() -> tuple[str, ...]:
+    """The availability flags (`answers` in signals.yaml): 0 means the part stopped answering."""
+    return tuple(s.name for s in all_signals().values() if s.answers)
 
 
 def signals_in(layer: Layer) -> list[Signal]:

@@ -2,8 +2,10 @@
 
 Three findings, all of kind "absent":
 
-* `infra.target_up` below 0.5 for `absent_min_points` consecutive points, after being up (in
-  the window or in a baseline) — the scrape target is down;
+* an availability flag (`answers` in signals.yaml: `infra.target_up`, an exporter's own
+  `dependency.service_up` such as `redis_up`) below 0.5 for `absent_min_points` consecutive
+  points, after being up (in the window or in a baseline) — the scrape target, or the service
+  an exporter watches, is down;
 * a series whose tail is NaN for at least `absent_min_points` points while the same signal's
   other instances, or the same instance's other signals, still report — it stopped;
 * a series present in a baseline window but missing from the whole incident window while the
@@ -24,8 +26,17 @@ from infersight.detect.config import DetectConfig
 from infersight.detect.onset import leading_gap
 from infersight.detect.result import Anomaly
 from infersight.frame import MetricFrame
+from infersight.signals import answering
 
 TARGET_UP = "infra.target_up"
+
+
+#: the availability flags: 0 means the target, or the service an exporter watches, is down
+ANSWERING: frozenset[str] = frozenset(answering()) | {TARGET_UP}
+
+
+def _flags() -> frozenset[str]:
+    return ANSWERING
 
 
 def _alive(frame: MetricFrame) -> dict[str, BoolArray]:
@@ -33,8 +44,9 @@ def _alive(frame: MetricFrame) -> dict[str, BoolArray]:
     pos: dict[str, int] = {}
     rows: dict[tuple[str, ...], npt.NDArray[np.intp]] = {}  # signals share instance tuples
     parts: list[tuple[npt.NDArray[np.intp], BoolArray]] = []
+    flags = _flags()
     for name, s in frame.series.items():
-        if name == TARGET_UP:
+        if name in flags:
             continue
         idx = rows.get(s.instances)
         if idx is None:
@@ -50,7 +62,7 @@ def _alive(frame: MetricFrame) -> dict[str, BoolArray]:
 def _alive_without(frame: MetricFrame, signal: str, inst: str, lo: int, hi: int) -> bool:
     """Whether `inst` has data in [lo, hi) in a signal other than `signal` (and target_up)."""
     for name, s in frame.series.items():
-        if name in (signal, TARGET_UP):
+        if name == signal or name in _flags():
             continue
         row = s.row(inst)
         if row is not None and np.any(~np.isnan(row[lo:hi])):
@@ -58,13 +70,18 @@ def _alive_without(frame: MetricFrame, signal: str, inst: str, lo: int, hi: int)
     return False
 
 
+_WHAT = {TARGET_UP: "scrape target", "dependency.service_up": "service watched by the exporter"}
+
+
 def _target_down(
     frame: MetricFrame,
     baselines: Mapping[str, MetricFrame],
     cfg: DetectConfig,
     layer: str,
+    flag: str = TARGET_UP,
 ) -> list[Anomaly]:
-    s = frame.get(TARGET_UP)
+    """`flag` below 0.5 for long enough after being up: what it watches stopped answering."""
+    s = frame.get(flag)
     if s is None:
         return []
     out: list[Anomaly] = []
@@ -79,7 +96,7 @@ def _target_down(
         was_up = bool(np.any(before >= 0.5))
         known_before = bool(np.any(~np.isnan(before)))
         for b in baselines.values():
-            bs = b.get(TARGET_UP)
+            bs = b.get(flag)
             row = bs.row(inst) if bs is not None else None
             if row is not None and np.any(~np.isnan(row)):
                 known_before = True
@@ -90,7 +107,7 @@ def _target_down(
         score = cfg.absent_score * (cfg.fallback_weight if weak else 1.0)
         out.append(
             Anomaly(
-                signal=TARGET_UP,
+                signal=flag,
                 layer=layer,
                 instance=inst,
                 kind="absent",
@@ -103,7 +120,7 @@ def _target_down(
                 end=float(t[int(np.flatnonzero(run[r])[-1])]),
                 fraction=float(np.mean(down[r, i:])),
                 weak=weak,
-                detail=f"scrape target of {inst} down from point {i} "
+                detail=f"{_WHAT.get(flag, flag)} of {inst} down from point {i} "
                 f"({int(down[r, i:].sum())} of {frame.n - i} points)",
             )
         )
@@ -117,7 +134,8 @@ def detect_absent(
     layer_of: Callable[[str], str],
 ) -> list[Anomaly]:
     """Absence findings in `frame` (already cut to the analysed span)."""
-    out = _target_down(frame, baselines, cfg, layer_of(TARGET_UP))
+    flags = _flags()
+    out = [a for f in sorted(flags) for a in _target_down(frame, baselines, cfg, layer_of(f), f)]
     n, t = frame.n, frame.times
     if n == 0:
         return out
@@ -126,7 +144,7 @@ def detect_absent(
     seen: set[tuple[str, str]] = set()
     present: dict[str, BoolArray] = {}  # per signal, the rows with any data in the window
     for name, s in frame.series.items():
-        if name == TARGET_UP:
+        if name in flags:
             continue
         ok = ~np.isnan(s.values)
         any_ok: BoolArray = np.any(ok, axis=1)
@@ -164,7 +182,7 @@ def detect_absent(
     order = sorted(baselines.items(), key=lambda kv: -kv[1].start)  # most recent first
     for bname, b in order:
         for name, bs in b.series.items():
-            if name == TARGET_UP:
+            if name in flags:
                 continue
             cur = frame.get(name)
             had = np.any(~np.isnan(bs.values), axis=1)

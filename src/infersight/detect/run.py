@@ -9,7 +9,7 @@ import numpy as np
 
 from infersight.detect import onset as onset_mod
 from infersight.detect._stats import BoolArray, FloatArray, masked_median
-from infersight.detect.absence import TARGET_UP, detect_absent
+from infersight.detect.absence import ANSWERING, detect_absent
 from infersight.detect.baseline import (
     PRE_ONSET,
     STANDARD_BASELINES,
@@ -278,7 +278,7 @@ def detect(
         if meta is None:
             unknown.append(signal)
             meta = _Meta(UNKNOWN_LAYER, None, "both")
-        if signal == TARGET_UP or n < 2:
+        if signal in ANSWERING or n < 2:
             continue
         x = s.values
         series_checked += x.shape[0]

@@ -151,6 +151,7 @@ def shared_signals(tr: Trace, tab: Tables, cfg: FleetConfig) -> dict[str, dict[s
         "dependency.vector_query_p99": quantile_at(tab.vector, 0.99),
         "dependency.vector_queue_wait_p99": 2.0 * f["vector_queue_wait"],
         "dependency.vector_major_faults_rate": f["major_faults"],
+        "dependency.retrieval_request_rate": f["vector_qps"],
         "infra.target_up": ones,
         "infra.mem_available_ratio": np.where(swapping, 0.015, avail),
         "infra.swap_used_ratio": f["swap_used"],
@@ -164,8 +165,11 @@ def shared_signals(tr: Trace, tab: Tables, cfg: FleetConfig) -> dict[str, dict[s
         "infra.listen_overflow": 0.0 * ones,
         "infra.nic_drops": 0.0 * ones,
     }
+    lookups = np.nansum(i["finished"], axis=1)
     cache = {
         "dependency.cache_hit_ratio": f["hit"],
+        "dependency.cache_miss_rate": lookups * (1.0 - f["hit"]),
+        "dependency.service_up": ones,
         "dependency.cache_evictions": f["evictions"],
         "dependency.cache_mem_ratio": f["cache_mem"],
         "dependency.cache_cmd_latency_avg": f["cache_cmd"],
