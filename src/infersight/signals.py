@@ -37,7 +37,7 @@ MeasuredAt = Literal["client", "server"]
 Part = Literal["gateway", "service", "engine", "gpu", "host", "cache", "retrieval", "instance"]
 Facet = Literal[
     "time", "waiting", "saturation", "errors", "output",
-    "arrivals", "sends", "capacity", "availability", "input", "process", "resource",
+    "arrivals", "sends", "capacity", "availability", "input", "process", "resource", "network",
 ]  # fmt: skip
 #: the facets a path walk explains (what a slowdown is made of); the others explain them
 EFFECTS: frozenset[str] = frozenset({"time", "waiting", "saturation", "errors", "output"})
@@ -50,7 +50,7 @@ _FACETS = set(Facet.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
     "measured_at", "abs_floor", "trend", "load", "demand", "rides_bursts",
-    "user_facing", "part", "facet", "answers",
+    "user_facing", "part", "facet", "answers", "independent",
 }  # fmt: skip
 
 
@@ -78,6 +78,8 @@ class Signal:
     user_facing: int | None = None  # what users feel, in the order seed §2.3 reads it
     #: 1 while the part answers, 0 when it does not: an availability flag
     answers: bool = False
+    #: more work does not make it (a hardware error, another process on the card)
+    independent: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +142,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 rides_bursts=bool(spec.get("rides_bursts", False)),
                 user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
                 answers=bool(spec.get("answers", False)),
+                independent=bool(spec.get("independent", False)),
             )
     return signals
 

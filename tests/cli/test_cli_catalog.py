@@ -27,6 +27,7 @@ def test_signals_filter_by_layer_and_exporter_with_promql() -> None:
     assert {r["name"] for r in rows} == {
         "dependency.vector_query_p99",
         "dependency.vector_queue_wait_p99",
+        "dependency.retrieval_request_rate",
     }
     assert "/ 1000" in rows[0]["promql"][0]["expr"]  # Milvus ms → s at the edge
 

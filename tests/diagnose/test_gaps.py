@@ -34,12 +34,25 @@ SURGE = {
 SURGE.pop("generation")
 
 
-def test_a_surge_without_gpu_metrics_is_named_with_what_it_could_not_check() -> None:
-    full = diagnose(windows(SURGE))
-    blind = diagnose(windows(SURGE, drop=WITHOUT_DCGM))
-    assert blind.root_causes and blind.root_causes[0].hypothesis == "traffic_surge"
-    seen, checked = blind.hypothesis("traffic_surge"), full.hypothesis("traffic_surge")
+def test_a_cause_without_gpu_metrics_is_named_with_what_it_could_not_check() -> None:
+    # a surge's "the GPUs got busier with it", with dcgm-exporter not deployed: the cause holds
+    # on what could be checked, names the GPU's utilisation as unchecked and ranks lower
+    kb = KnowledgeBase(
+        (
+            parse_rule(
+                "id: probe\nlayer: access\ntitle: probe\nseed: '2.2'\n"
+                "requires: [service.request_rate]\nconfirm:\n  all:\n"
+                "    - {signal: service.request_rate, state: up, factor: 1.5, min_share: 0.5}\n"
+                "    - {signal: inference.gpu_util, state: up, where: same, min_share: 0.5}\n",
+                "probe.yaml",
+            ),
+        ),
+        {"probe": "probe.yaml"},
+    )
+    seen = diagnose(windows(SURGE, drop=WITHOUT_DCGM), kb=kb).hypothesis("probe")
+    checked = diagnose(windows(SURGE), kb=kb).hypothesis("probe")
     assert seen is not None and checked is not None
+    assert seen.verdict == checked.verdict == "confirmed"
     assert "inference.gpu_util" in seen.unchecked_predictions
     assert checked.unchecked_predictions == ()
     assert seen.confidence < checked.confidence

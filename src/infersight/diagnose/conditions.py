@@ -35,6 +35,10 @@ from infersight.diagnose.states.registry import state_on
 from infersight.units import format_duration
 
 Truth = bool | None
+#: states read on the readings since the onset (a series that stopped has none: unknown)
+_READS_SINCE_ONSET = frozenset(
+    {"normal", "up", "down", "above", "below", "rose", "fell", "outlier", "outpaces"}
+)
 
 
 @dataclass
@@ -135,6 +139,13 @@ def eval_condition(
     if c.state == "adds" and c.than is not None and not ctx.instances_of(c.than):
         # no server-side view: where the time sits is unknown
         return Outcome(None, missing=[c.than])
+    if c.state in _READS_SINCE_ONSET:
+        # a series that stopped at the onset says nothing of what came after: its readings
+        # before are never "unchanged", nor evidence against (a cache that stopped answering)
+        live = tuple(i for i in cands if not ctx.stopped(c.signal, i))
+        if not live:
+            return Outcome(None, missing=[c.signal], checked=False, steady=c.state == "normal")
+        cands = live
     if c.state in ("over_capacity", "within_capacity"):
         decided = capacity.decidable(ctx, c, cands)
         if not decided:

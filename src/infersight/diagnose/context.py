@@ -248,6 +248,12 @@ class Context:
         found = self.by_key.get((signal, instance), [])
         return [a for a in found if kind is None or a.kind == kind]
 
+    def stopped(self, signal: str, instance: str) -> bool:
+        """The series had readings before the onset and has none since: whatever it said
+        before is no reading of now."""
+        before, after = self.split_medians(signal, self.split()).get(instance, (None, None))
+        return before is not None and after is None
+
     def absent(self, signal: str, instance: str) -> Anomaly | None:
         found = self.anomalies(signal, instance, "absent") or self.anomalies(
             TARGET_UP, instance, "absent"

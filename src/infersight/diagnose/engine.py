@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from infersight.detect import DetectionResult, detect
 from infersight.detect.config import DEFAULT_USER_FACING
 from infersight.diagnose import chain as chain_mod
+from infersight.diagnose import unnamed
 from infersight.diagnose.conditions import Outcome, eval_group
 from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
+from infersight.diagnose.path import PathConfig, Walk, trace
 from infersight.diagnose.rank import Candidate, confidence, order
 from infersight.diagnose.result import (
     Diagnosis,
@@ -31,6 +33,7 @@ from infersight.diagnose.result import (
     UnexplainedChange,
     Verdict,
 )
+from infersight.diagnose.roots import Resolution, resolve
 from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
@@ -144,6 +147,72 @@ def _result(
     )
 
 
+def _roots(
+    ctx: Context,
+    walked: Walk,
+    res: Resolution,
+    kb: KnowledgeBase,
+    results: dict[str, HypothesisResult],
+    confirmed: Mapping[str, Rule],
+    graph: dict[str, list[str]],
+    cfg: DiagnoseConfig,
+    path: PathConfig,
+) -> tuple[RootCause, ...]:
+    """The walk's roots first (named by a rule, or a change no rule names), in the order
+    things began; then the confirmed causes the walk did not reach that nothing explains.
+    Every cause a root explains, by the rules or by the path, hangs under it."""
+    outside = [r for r in chain_mod.roots(confirmed, graph) if r in res.outside]
+    for pr in res.roots:
+        if not pr.named:
+            conf = confidence([c.score for c in pr.site.ends], (), len(pr.site.ends), cfg)
+            results[pr.id] = unnamed.hypothesis(walked, pr, kb, results, path, conf)
+            graph.setdefault(pr.id, [])
+    for rid, by in res.explained.items():
+        for r in by:
+            if rid not in graph.setdefault(r, []) and rid != r:
+                graph[r].append(rid)
+    back = chain_mod.explained_by(graph)
+    for rid in [*results]:
+        h = results[rid]
+        if h.verdict == "confirmed":
+            results[rid] = dataclasses.replace(
+                h,
+                explains=tuple(t for t in graph.get(rid, ()) if t in results),
+                explained_by=tuple(back.get(rid, ())),
+            )
+    walk_ids = {pr.id for pr in res.roots}
+    first = order([Candidate(p.id, p.site.onset, results[p.id].confidence) for p in res.roots], cfg)
+    later = order([Candidate(r, results[r].onset, results[r].confidence) for r in outside], cfg)
+    by_id = {p.id: p for p in res.roots}
+    for p in res.roots:  # a limit goes right before the root whose work it could not take
+        if p.triggered_by:
+            me = next(c for c in first if c.id == p.id)
+            first.remove(me)
+            first.insert(next(i for i, c in enumerate(first) if c.id == p.triggered_by), me)
+    out = []
+    for i, c in enumerate([*first, *later]):
+        found = by_id.get(c.id)
+        chain = chain_mod.chain(graph, c.id, cfg)
+        if found is None or c.id not in walk_ids:
+            out.append(RootCause(c.id, i + 1, c.confidence, chain))
+            continue
+        out.append(
+            RootCause(
+                c.id,
+                i + 1,
+                c.confidence,
+                chain,
+                node=found.site.nodes[0],
+                nodes=found.site.nodes,
+                bottleneck=found.bottleneck,
+                trigger=found.trigger,
+                via=found.via,
+                unnamed=not found.named,
+            )
+        )
+    return tuple(out)
+
+
 def diagnose(
     windows: Mapping[str, MetricFrame],
     *,
@@ -152,6 +221,7 @@ def diagnose(
     at: float | None = None,
     source: Mapping[str, str] | None = None,
     config: DiagnoseConfig | None = None,
+    path: PathConfig | None = None,
 ) -> Diagnosis:
     """Diagnose windows["incident"] (baselines in the other windows) against the knowledge base.
 
@@ -163,6 +233,7 @@ def diagnose(
         raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
     kb = kb or load_kb()
     cfg = config or DiagnoseConfig()
+    path = path or PathConfig()
     det = detection if detection is not None else detect(windows, at=at)
     frame = _cut(windows[INCIDENT], at)
     ctx = Context.build(frame, det, DEFAULT_USER_FACING, cfg)
@@ -171,21 +242,22 @@ def diagnose(
     graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried}, cfg)
     back = chain_mod.explained_by(graph)
     results = {t.rule.id: with_setting(ctx, _result(t, graph, back, cfg)) for t in tried}
-    root_ids = chain_mod.roots(confirmed, graph)
-    ranked = order([Candidate(r, results[r].onset, results[r].confidence) for r in root_ids], cfg)
-    roots = tuple(
-        RootCause(c.id, i + 1, c.confidence, chain_mod.chain(graph, c.id, cfg))
-        for i, c in enumerate(ranked)
-    )
+    walked = trace(ctx, path)
+    res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
+    roots = _roots(ctx, walked, res, kb, results, confirmed, graph, cfg, path)
     for rc in roots:
         results[rc.hypothesis] = dataclasses.replace(results[rc.hypothesis], is_root=True)
     explained: set[tuple[str, str]] = set()
-    for rid in confirmed:
+    for rid in [*confirmed, *(rc.hypothesis for rc in roots if rc.unnamed)]:
         for e in results[rid].evidence:
             explained.add((e.signal, e.instance))
     changes = unexplained(ctx, det.anomalies, explained)
-    hyps = tuple(results[t.rule.id] for t in tried)
-    healthy = not confirmed and not any(c.score >= cfg.unhealthy_shift for c in changes)
+    hyps = tuple(results[t.rule.id] for t in tried) + tuple(
+        results[rc.hypothesis] for rc in roots if rc.unnamed
+    )
+    healthy = (
+        not confirmed and not roots and not any(c.score >= cfg.unhealthy_shift for c in changes)
+    )
     missing = _missing(hyps)
     unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, graph)
     dx = Diagnosis(

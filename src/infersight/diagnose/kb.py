@@ -31,6 +31,9 @@ UP_SIGNAL = "infra.target_up"
 Where = Literal["any", "same", "other"]
 When = Literal["any", "together", "during"]
 Kind = Literal["cause", "symptom"]
+PathPart = Literal[
+    "gateway", "hop", "service", "engine", "gpu", "host", "cache", "retrieval", "instance"
+]
 
 LAYER_ORDER: tuple[str, ...] = tuple(layer.value for layer in Layer)
 
@@ -236,6 +239,13 @@ class Rule(BaseModel):
     layer: Literal["access", "service", "inference", "dependency", "infrastructure"]
     title: str
     seed: str
+    #: where on the request path the mechanism sits (the parts of `signals.yaml`, `hop` for
+    #: the API without metrics, `instance` for any part of the instances it names): the
+    #: request-path walk's ends it may name (`diagnose/roots.py`)
+    at: list[PathPart] = Field(default_factory=list)
+    #: a limit (or its absence) that only shows under more work: where the walk's work piled
+    #: up at its part, it is named beside what sent the work, first (the fix is the limit)
+    under_load: bool = False
     description: str = ""
     signals: list[str] = Field(default_factory=list)
     #: what the rule cannot be decided without: each entry a signal or alternatives "a | b";

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
-#: `judged` nor `coverage`, 4 no `unchecked_predictions`)
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+#: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -62,10 +62,20 @@ class HypothesisResult:
 
 @dataclass(frozen=True)
 class RootCause:
-    hypothesis: str  # id
+    hypothesis: str  # id: a rule's, or `change@NODE` for a change no rule names
     rank: int  # 1 = most likely
     confidence: float
     chain: tuple[str, ...]  # hypothesis ids from this root to the user-visible symptom
+    #: where on the request path it sits (`part:instance`, `hop`), the first of `nodes`
+    node: str = ""
+    nodes: tuple[str, ...] = ()
+    #: the node where the work piled up on the way to the symptom ("" when none stood out)
+    bottleneck: str = ""
+    #: it sent more work down the path (traffic, a cache's misses, a lost replica's share)
+    trigger: bool = False
+    via: tuple[str, ...] = ()  # nodes from the root to the symptom
+    #: no rule names its mechanism: the answer is the node and what changed there
+    unnamed: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,7 +177,15 @@ class Diagnosis:
             summary=data["summary"],
             scope=data["scope"],
             root_causes=tuple(
-                RootCause(**{**r, "chain": tuple(r["chain"])}) for r in data["root_causes"]
+                RootCause(
+                    **{
+                        **r,
+                        "chain": tuple(r["chain"]),
+                        "nodes": tuple(r.get("nodes", ())),
+                        "via": tuple(r.get("via", ())),
+                    }
+                )
+                for r in data["root_causes"]
             ),
             hypotheses=hyps,
             unexplained=tuple(UnexplainedChange(**u) for u in data["unexplained"]),

@@ -1,0 +1,340 @@
+"""What changed at each node of the path, with its figures and when it began.
+
+A change is one series (a signal on an instance) that moved: a deviation or a fleet outlier
+detection found, an absence (the part stopped answering or its series stopped), or a step at
+the onset that detection's alerting band did not call (a third more requests on the survivors
+of a lost peer, a ratio that fell by half on a quiet day). Each carries the node it belongs to
+and its facet (what it measures there), which is all the walk reads.
+
+Availability is evidence: from the moment a node stopped answering (its `up` or its
+exporter's own up flag at 0, its series gone while its peers' go on) nothing it reported
+before says anything of it after, so its steps are read on its readings before that moment
+only, never as "unchanged".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from infersight.detect import Anomaly
+from infersight.detect.config import DetectConfig
+from infersight.diagnose.config import MAD_TO_SIGMA
+from infersight.diagnose.context import Context, row_medians
+from infersight.diagnose.evidence import clock, from_anomaly
+from infersight.diagnose.kb import Condition
+from infersight.diagnose.path.config import PathConfig
+from infersight.diagnose.path.world import HOP, World
+from infersight.diagnose.result import Evidence
+from infersight.diagnose.states.registry import state_on
+from infersight.signals import EFFECTS, all_signals
+from infersight.units import format_ratio, format_value
+
+#: facets read as steps at the onset where detection found nothing (effects are detection's:
+#: a latency that shifted a little under its band is no incident)
+_STEP_FACETS = frozenset(
+    {"arrivals", "sends", "input", "capacity", "process", "resource", "network", "saturation"}
+)
+#: client-timed against server-timed, tails against tails, means against means; the
+#: gateway's own request time only where it does not time its upstream (its own time, the
+#: rest, is the gateway's)
+_HOP_PAIRS = (
+    ("access.upstream_latency_p99", "service.e2e_latency_p99"),
+    ("access.upstream_latency_avg", "service.e2e_latency_avg"),
+)
+_HOP_FALLBACK = (("access.request_latency_p99", "service.e2e_latency_p99"),)
+#: how much more the client saw than the servers for the rest to sit in the hop
+_HOP_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Change:
+    node: str
+    signal: str
+    instance: str
+    facet: str
+    direction: str  # up | down
+    onset: float
+    score: float
+    kind: str  # deviation | fleet_outlier | absent | step | added
+    bad: bool  # the signal's bad way (a queue that grew; a hit ratio that fell)
+    evidence: Evidence
+    uncertainty_s: float = 0.0
+    before: float | None = None
+    after: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.signal, self.instance)
+
+    @property
+    def is_effect(self) -> bool:
+        return self.facet in EFFECTS
+
+    @property
+    def ratio(self) -> float | None:
+        if self.before is None or self.after is None or self.before == 0:
+            return None
+        return self.after / self.before
+
+
+def _bad(signal: str, direction: str) -> bool:
+    sig = all_signals().get(signal)
+    return sig is not None and sig.bad in (direction, "both")
+
+
+def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
+    """When a change of this size really began: the point after the last three readings in a
+    row on the near side of halfway between before and after, looking back from detection's
+    onset. A band test dates a small shift when it has lasted long enough to be sure (a pass a
+    third slower, found 15 minutes late); the walk orders causes by when they began."""
+    row = ctx.row(a.signal, a.instance)
+    if a.kind == "absent" or row is None or a.baseline is None or a.observed is None:
+        return a.onset
+    mid = (a.baseline + a.observed) / 2.0
+    k = ctx.frame.index_of(a.onset)
+    lo = max(0, k - int(lookback_s // ctx.frame.step))
+    with np.errstate(invalid="ignore"):
+        near = row < mid if a.observed > a.baseline else row > mid
+    run = 0
+    for j in range(k, lo - 1, -1):
+        run = run + 1 if near[j] else 0
+        if run == 3:
+            return float(ctx.frame.times[min(j + 3, k)])
+    return a.onset
+
+
+def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Change | None:
+    node = world.node_of(a.signal, a.instance)
+    sig = all_signals().get(a.signal)
+    if node is None or sig is None:
+        return None
+    facet = "availability" if a.kind == "absent" else sig.facet
+    a = dataclasses.replace(a, onset=first_sign(ctx, a, cfg.redate_lookback_s))
+    return Change(
+        node=node,
+        signal=a.signal,
+        instance=a.instance,
+        facet=facet,
+        direction=a.direction,
+        onset=a.onset,
+        score=float(a.score),
+        kind=a.kind,
+        bad=a.kind == "absent" or _bad(a.signal, a.direction),
+        evidence=from_anomaly(a, ctx, True),
+        uncertainty_s=float(a.onset_uncertainty_s),
+        before=a.baseline,
+        after=a.observed,
+    )
+
+
+def _steps(
+    ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
+) -> list[Change]:
+    """Medians since the onset against medians before it, for the facets that explain."""
+    det = DetectConfig()
+    k = ctx.split()
+    out: list[Change] = []
+    for name, s in ctx.frame.series.items():
+        sig = all_signals().get(name)
+        if sig is None or sig.facet not in _STEP_FACETS or s.values.shape[1] <= k:
+            continue
+        pre = s.values[:, :k]
+        enough = np.sum(~np.isnan(pre), axis=1) >= cfg.step_min_before
+        if not enough.any():
+            continue
+        med = row_medians(pre)
+        mad = row_medians(np.abs(pre - med[:, None]))
+        halves = ctx.split_medians(name, k)
+        floor = det.abs_floor(name, sig.unit)
+        for r, inst in enumerate(s.instances):
+            if (name, inst) in known or not enough[r]:
+                continue
+            before, after = halves.get(inst, (None, None))
+            if before is None or after is None:
+                continue
+            moved = after - before
+            sigma = MAD_TO_SIGMA * float(mad[r])
+            if abs(moved) <= max(cfg.step_z * sigma, floor, 1e-12):
+                continue
+            low, high = sorted((abs(before), abs(after)))
+            if low > 0 and high / low < cfg.step_ratio:
+                continue
+            node = world.node_of(name, inst)
+            if node is None:
+                continue
+            way = "up" if moved > 0 else "down"
+            u = sig.unit
+            ratio = format_ratio(after / before) if before else ""
+            text = (
+                f"{name} on {inst} {'rose' if way == 'up' else 'fell'} from "
+                f"{format_value(before, u)} to {format_value(after, u)}"
+                f"{f' ({ratio})' if ratio else ''} at the onset ({clock(ctx.onset)})"
+            )
+            score = min(abs(moved) / max(sigma, 1e-12), 1e3)
+            out.append(
+                Change(
+                    node=node,
+                    signal=name,
+                    instance=inst,
+                    facet=sig.facet,
+                    direction=way,
+                    onset=ctx.onset,
+                    score=min(score, 10.0) * min(high / max(low, 1e-12), 10.0) / 2.0,
+                    kind="step",
+                    bad=_bad(name, way),
+                    evidence=_evidence(ctx, name, inst, "step", before, after, text),
+                    uncertainty_s=ctx.frame.step,
+                    before=before,
+                    after=after,
+                )
+            )
+    return out
+
+
+def _evidence(
+    ctx: Context,
+    signal: str,
+    inst: str,
+    kind: str,
+    before: float | None,
+    after: float | None,
+    text: str,
+) -> Evidence:
+    return Evidence(
+        signal=signal,
+        instance=inst,
+        kind=kind,
+        supports=True,
+        statement=text,
+        window_start=ctx.onset,
+        window_end=ctx.frame.end,
+        baseline=before,
+        observed=after,
+        unit=ctx.unit(signal),
+        onset=ctx.onset,
+    )
+
+
+def _hop(ctx: Context, world: World) -> list[Change]:
+    """Time the gateway saw added between itself and the servers (the `adds` reading): the
+    hop's own change, since the hop has no series of its own."""
+    if HOP not in world.nodes:
+        return []
+    gateways = {n.instance for n in world.nodes.values() if n.part == "gateway"}
+    for inst in sorted(gateways):
+        times_upstream = any(ctx.row(client, inst) is not None for client, _ in _HOP_PAIRS)
+        for client, server in _HOP_PAIRS if times_upstream else _HOP_FALLBACK:
+            if ctx.row(client, inst) is None:
+                continue
+            cond = Condition(signal=client, state="adds", than=server, factor=_HOP_FACTOR)
+            reading = state_on(ctx, cond, inst)
+            if not reading.holds or reading.evidence is None:
+                continue
+            e = reading.evidence
+            return [
+                Change(
+                    node=HOP,
+                    signal=client,
+                    instance=inst,
+                    facet="time",
+                    direction="up",
+                    onset=reading.onset or ctx.onset,
+                    score=float(reading.score),
+                    kind="added",
+                    bad=True,
+                    evidence=e,
+                    uncertainty_s=ctx.frame.step,
+                    before=e.baseline,
+                    after=e.observed,
+                )
+            ]
+    return []
+
+
+def _idle(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
+    """Replicas that take no requests at all, before and since the onset, while the others of
+    their role serve: capacity out of service from before the window began (taken out of
+    rotation hours ago), whose share the others carry. Not a change in the window, but what a
+    change in the others' load is measured against."""
+    out: list[Change] = []
+    for name, s in ctx.frame.series.items():
+        sig = all_signals().get(name)
+        if sig is None or sig.facet != "arrivals" or sig.part != "service":
+            continue
+        halves = ctx.split_medians(name, ctx.split())
+        roles: dict[str, list[str]] = {}
+        for inst in s.instances:
+            roles.setdefault(ctx.role(inst), []).append(inst)
+        for members in roles.values():
+            busy = [a for i in members if (a := halves.get(i, (None, None))[1]) is not None]
+            if len(members) < 2 or not busy or float(np.median(busy)) <= 0:
+                continue
+            level = float(np.max(busy)) * cfg.idle_share
+            for inst in members:
+                before, after = halves.get(inst, (None, None))
+                if before is None or after is None or max(before, after) > level:
+                    continue
+                node = world.node_of(name, inst)
+                if node is None:
+                    continue
+                text = (
+                    f"{name} on {inst} at {format_value(after, sig.unit)} before and since the "
+                    f"onset while its peers serve up to {format_value(max(busy), sig.unit)}: out "
+                    "of rotation since before the window"
+                )
+                out.append(
+                    Change(
+                        node=node,
+                        signal=name,
+                        instance=inst,
+                        facet="capacity",
+                        direction="down",
+                        onset=ctx.frame.start,
+                        score=cfg.idle_score,
+                        kind="idle",
+                        bad=True,
+                        evidence=_evidence(ctx, name, inst, "idle", before, after, text),
+                        uncertainty_s=ctx.frame.step,
+                        before=before,
+                        after=after,
+                    )
+                )
+    return out
+
+
+def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
+    """Every change of the window, strongest kept per series (an absence over all)."""
+    best: dict[tuple[str, str], Change] = {}
+    for a in ctx.det.anomalies:
+        if a.weak or a.kind == "trend":
+            continue
+        c = _from_anomaly(ctx, world, a, cfg)
+        if c is None:
+            continue
+        old = best.get(c.key)
+        if old is None or _stronger(c, old):
+            best[c.key] = c
+    changes = list(best.values())
+    changes += _steps(ctx, world, cfg, set(best))
+    changes += _hop(ctx, world)
+    changes += [c for c in _idle(ctx, world, cfg) if c.key not in best]
+    return changes
+
+
+def _stronger(c: Change, old: Change) -> bool:
+    if (c.kind == "absent") != (old.kind == "absent"):
+        return c.kind == "absent"
+    if c.bad != old.bad:
+        return c.bad
+    return c.score > old.score
+
+
+def by_node(changes: Iterable[Change]) -> dict[str, list[Change]]:
+    out: dict[str, list[Change]] = {}
+    for c in changes:
+        out.setdefault(c.node, []).append(c)
+    return out

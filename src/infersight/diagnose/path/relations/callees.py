@@ -1,0 +1,53 @@
+"""A slower or failing callee holds its callers' workers longer (seed §5.2).
+
+A node's time per request includes the calls it makes. When a callee gets slower, or fills
+up (an engine's KV cache full, preempting), the caller's workers are held longer (Little's
+law: busy workers = arrivals × time held), its pool fills and a queue forms in front of it,
+and its errors follow the callee's. That queue
+is the callee's consequence: the walk goes on into the callee. The virtual hop, where it
+added no time of its own, is looked through to the servers behind it.
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.reader import Reader
+from infersight.diagnose.path.world import HOP
+from infersight.signals import all_signals
+
+NAME = "a slower callee"
+ORDER = 60
+
+
+def doc() -> str:
+    return (
+        "**a slower callee** — a node's time, queue, busy share and errors are explained by "
+        "the time or errors of what it calls, or by a callee that stopped answering "
+        "(Little's law)"
+    )
+
+
+def callees(r: Reader, node: str) -> list[str]:
+    out: list[str] = []
+    for d in r.world.calls.get(node, []):
+        if d == HOP and not r.at_node.get(HOP):
+            out += r.world.calls.get(HOP, [])
+        else:
+            out.append(d)
+    return out
+
+
+def explain(r: Reader, c: Change) -> list[Change]:
+    if not (c.is_effect and c.bad and c.direction == "up"):
+        return []
+    ds = callees(r, c.node)
+    found = r.at(ds, ("time", "waiting", "errors"), direction="up", bad=True)
+    # what fills in the serving path and gates admission (a KV cache, a worker pool), not
+    # what merely fills (a cache's memory)
+    found += [
+        x
+        for x in r.at(ds, ("saturation",), direction="up", bad=True)
+        if (sig := all_signals().get(x.signal)) is not None and sig.rides_bursts
+    ]
+    found += r.unavailable(ds)
+    return [d for d in found if r.precedes(d, c)]

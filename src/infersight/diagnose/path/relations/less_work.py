@@ -1,0 +1,33 @@
+"""A part less busy than before was sent less work, or its callers were held up.
+
+GPUs idle and batches shrink when fewer requests reach them: fewer arrived, or the service
+in front is blocked on something else (seed §5.2: the queue grows while GPU utilisation
+falls, because requests are not getting to the GPU).
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.reader import Reader
+
+NAME = "less work"
+ORDER = 100
+
+
+def doc() -> str:
+    return (
+        "**less work** — a part less busy than before is explained by fewer arrivals, or by "
+        "its callers being held up (their time or queue grew)"
+    )
+
+
+def explain(r: Reader, c: Change) -> list[Change]:
+    if c.facet not in ("saturation", "output") or c.direction != "down":
+        return []
+    nodes = [c.node] + [n for p in ("service",) if (n := r.sibling(c.node, p))]
+    users = r.world.users_of(c.node)
+    nodes += users + [n for u in users if (n := r.sibling(u, "service"))]
+    found = r.at(nodes, ("arrivals",), direction="down")
+    callers = [a for n in nodes for a in r.world.callers(n) if a != c.node]
+    found += r.at(callers, ("waiting", "time"), direction="up", bad=True)
+    return [x for x in found if x is not c and r.precedes(x, c)]

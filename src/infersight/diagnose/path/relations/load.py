@@ -1,0 +1,68 @@
+"""More work arrived: a node's time, queue and busy share grow with its arrivals.
+
+By the utilisation law a server's busy share is arrivals × service time, and its queueing
+delay grows as ρ/(1−ρ) (seed §2.2: queue up with GPU util up is a real compute shortage).
+Whatever follows demand (a busy share, batch sizes, the process's CPU) or runs short under
+it (CPU pressure, a disk's wait) is explained by the arrivals of the part that takes the
+work on that machine. A hardware error or another process on the card is not made by load.
+The gateway is a proxy: its time is its upstream's, never its own load's. A saturated server
+counts what it completes, not what was offered: where its own rate rose less, the work
+offered to it is read at those that send it work (the gateway's rate).
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.reader import Reader
+from infersight.diagnose.path.relations.demand import senders
+from infersight.diagnose.path.world import HOP
+
+NAME = "more work"
+ORDER = 10
+
+
+def doc() -> str:
+    return (
+        "**more work** — a node's time, waiting and busy share (and whatever on its machine "
+        "follows demand or runs short under it) are explained by more requests arriving at "
+        "the part that takes the work there (utilisation law)"
+    )
+
+
+def _intake(r: Reader, node: str) -> list[str]:
+    me = r.world.nodes.get(node)
+    if me is None:
+        return []
+    if node == HOP:
+        return [g for g in r.world.callers(HOP)]
+    if me.part in ("gpu", "host"):
+        users = r.world.users_of(node)
+        out = list(users)
+        for u in users:
+            sib = r.sibling(u, "service")
+            if sib is not None:
+                out.append(sib)
+        if me.part == "host":
+            out += [n for n in (r.sibling(node, "service"), r.sibling(node, "retrieval")) if n]
+        return out
+    out = [node]
+    sib = r.sibling(node, "service")
+    if sib is not None and sib != node:
+        out.append(sib)
+    return out
+
+
+def explain(r: Reader, c: Change) -> list[Change]:
+    if not c.bad or c.facet in ("arrivals", "output", "availability") or not r.loads_with_demand(c):
+        return []
+    if c.facet == "saturation" and c.direction == "down":
+        return []
+    me = r.world.nodes.get(c.node)
+    if me is None or me.part == "gateway":
+        return []
+    intake = _intake(r, c.node)
+    found = [a for a in r.at(intake, ("arrivals",)) if r.more_work(a) and r.precedes(a, c)]
+    if found:
+        return found
+    offered = [s for n in intake for s in senders(r, n)]
+    return [a for a in r.at(offered, ("arrivals",)) if r.more_work(a) and r.precedes(a, c)]

@@ -1,0 +1,39 @@
+"""The part changed itself: its runtime, its configuration, or what it is given.
+
+A process that collects garbage longer, spends more CPU at the same load, was given fewer
+workers or a longer batching window, or receives longer prompts and fewer prefix hits, is
+slower per unit of work with nothing else changed (seed §3.1, §3.3, §5.2). A cache that
+evicts at its memory limit misses more (§4.1). The engine and the service on one instance
+are one process's two faces: what the engine is given shows in the service's times.
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.reader import Reader
+
+NAME = "its own change"
+ORDER = 80
+_DRIVERS = ("process", "resource", "capacity", "input")
+
+
+def doc() -> str:
+    return (
+        "**its own change** — a part's time, queue, busy share and errors are explained by "
+        "its own runtime (GC, CPU), configuration (workers, batching window), resources, or "
+        "what it is given (tokens, prefix hits); a cache's misses by its evictions and memory"
+    )
+
+
+def explain(r: Reader, c: Change) -> list[Change]:
+    if not c.bad:
+        return []
+    if c.facet == "sends":
+        found = r.at(c.node, ("resource",), bad=True)
+        found += r.at(c.node, ("saturation",), direction="up")
+        return [x for x in found if x is not c and r.precedes(x, c)]
+    if not c.is_effect or (c.facet == "saturation" and c.direction == "down"):
+        return []
+    nodes = [c.node] + [n for p in ("engine", "service") if (n := r.sibling(c.node, p))]
+    found = [x for x in r.at(nodes, _DRIVERS, bad=True) if x is not c]
+    return [x for x in found if r.precedes(x, c)]

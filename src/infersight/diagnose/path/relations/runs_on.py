@@ -1,0 +1,38 @@
+"""What a part runs on ran short or failed: the host's CPU, memory, disk or network, the GPU's
+clock, heat or hardware (seed §2.2, §4.2, §4.3).
+
+Work on a machine waits for a core, a page, a disk write or a retransmitted segment; a
+model's pass runs at the GPU's clock. A change there explains a slower part on top of it
+and, for an engine that ran out of GPU memory, its out-of-memory errors and crashes.
+"""
+
+from __future__ import annotations
+
+from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.reader import Reader
+
+NAME = "what it runs on"
+ORDER = 70
+
+
+def doc() -> str:
+    return (
+        "**what it runs on** — a part's time and errors are explained by its host or GPU "
+        "running short or failing (pressure, paging, disk, network; clock, heat, hardware "
+        "errors)"
+    )
+
+
+def explain(r: Reader, c: Change) -> list[Change]:
+    if not c.bad or c.facet not in ("time", "waiting", "saturation", "errors", "availability"):
+        return []
+    if c.facet == "saturation" and c.direction == "down":
+        return []
+    under = r.world.runs_on.get(c.node, [])
+    found = r.at(under, ("resource", "capacity", "network"), bad=True)
+    found += [s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("host:")]
+    if c.facet in ("errors", "availability"):
+        found += [
+            s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("gpu:")
+        ]
+    return [x for x in found if r.precedes(x, c)]

@@ -1,0 +1,307 @@
+"""Root causes where the request-path walk ends: rules name the mechanism there.
+
+The walk (`diagnose/path/`) follows the users' symptom down the path to the changes nothing
+explains (its ends). Ends on one part of the fleet (one node, or the same part of every
+replica of one role) are one site; each site is one root. A confirmed cause whose `at` parts
+hold the site names it (of several, one another rule does not explain, then the most
+confident); a site no rule names is a root of its own, "a change at NODE", with its earliest
+and largest changes and the measurements that would tell the mechanisms of that part apart.
+
+Every other confirmed cause is a consequence, generically: one a root explains through the
+rules' `explains`, or one whose part the walk passed through (the vector DB slowed because the
+cache in front of it missed more: its premises are the cache's consequences). A confirmed cause
+the walk never reaches and that leads to no end of its own (a leak with no symptom yet) keeps
+the rules' own verdict, after the walk's roots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from infersight.diagnose import chain as chain_mod
+from infersight.diagnose.kb import KnowledgeBase, Rule
+from infersight.diagnose.path import HOP, Change, Link, Walk
+from infersight.diagnose.path.world import World, node_id
+from infersight.diagnose.result import HypothesisResult
+
+#: the layer (seed §2.1) a part of the path belongs to
+LAYER_OF = {
+    "gateway": "access",
+    "hop": "service",
+    "service": "service",
+    "engine": "inference",
+    "gpu": "inference",
+    "cache": "dependency",
+    "retrieval": "dependency",
+    "host": "infrastructure",
+}
+#: relations by which an end sent more work downstream (its root is a trigger)
+MORE_WORK = frozenset({"more work", "demand", "misses", "a peer's share"})
+
+
+@dataclass(frozen=True)
+class Site:
+    """Ends on one part of the fleet: one node, or that part on replicas of one role."""
+
+    part: str
+    nodes: tuple[str, ...]
+    ends: tuple[Change, ...]
+
+    @property
+    def onset(self) -> float:
+        return min(c.onset for c in self.ends)
+
+    @property
+    def instances(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.instance for c in self.ends if c.node != HOP))
+
+
+@dataclass(frozen=True)
+class PathRoot:
+    """A root the walk found: the rule that names it (or `change@NODE`), where, and how it
+    reaches the symptom."""
+
+    id: str
+    site: Site
+    named: bool
+    bottleneck: str = ""  # the node where the work piled up, on the way to the symptom
+    trigger: bool = False  # it sent more work down the path (traffic, misses, a lost share)
+    via: tuple[str, ...] = ()  # nodes from the root to the symptom
+    #: a limit named beside the root that sent the work it could not take (`under_load`)
+    triggered_by: str = ""
+
+
+@dataclass
+class Resolution:
+    roots: list[PathRoot] = field(default_factory=list)
+    #: confirmed cause → the roots that explain it
+    explained: dict[str, list[str]] = field(default_factory=dict)
+    #: confirmed causes the walk did not reach, which stand on the rules' own verdict
+    outside: list[str] = field(default_factory=list)
+    #: (cause, root): the root's consequences on the walk reach the cause's parts
+    on_path: set[tuple[str, str]] = field(default_factory=set)
+
+
+def sites_of(world: World, rule: Rule, h: HypothesisResult) -> set[str]:
+    """The nodes a confirmed rule speaks of: its `at` parts on the instances its evidence
+    names (every node of its evidence where it declares none)."""
+    insts = set(h.instances) or {e.instance for e in h.evidence if e.supports}
+    out: set[str] = set()
+    if not rule.at:
+        for e in h.evidence:
+            n = world.node_of(e.signal, e.instance) if e.supports else None
+            if n is not None:
+                out.add(n)
+        return out & set(world.nodes)
+    for p in rule.at:
+        if p == "hop":
+            out.add(HOP)
+        for i in insts:
+            if p == "instance":
+                out |= {node_id(q, i) for q in world.parts.get(i, ())}
+            else:
+                out.add(node_id(p, i))
+    return out & set(world.nodes)
+
+
+def site_key(w: Walk, c: Change) -> tuple[str, str]:
+    """The site a change belongs to: its part, on its instance or, for the replicas' parts,
+    on every instance of its role."""
+    node = w.reader.world.nodes[c.node]
+    role = (
+        w.reader.roles.get(node.instance, "") if node.part in ("service", "engine", "gpu") else ""
+    )
+    return (node.part, role or node.instance)
+
+
+def group_sites(w: Walk, ends: Iterable[Change]) -> list[Site]:
+    """Ends by part and role: the same part of replicas of one role is one site."""
+    groups: dict[tuple[str, str], list[Change]] = {}
+    for c in ends:
+        groups.setdefault(site_key(w, c), []).append(c)
+    out = []
+    for (part, _), cs in groups.items():
+        cs = sorted(cs, key=lambda c: (c.onset, -c.score))
+        out.append(Site(part, tuple(dict.fromkeys(c.node for c in cs)), tuple(cs)))
+    return sorted(out, key=lambda s: (s.onset, -max(c.score for c in s.ends)))
+
+
+def _label(
+    site: Site,
+    candidates: Mapping[str, set[str]],
+    results: Mapping[str, HypothesisResult],
+    graph: Mapping[str, list[str]],
+) -> str | None:
+    """The confirmed cause that names the site: one whose `at` holds a node of it, not
+    explained by another such one, the most confident."""
+    names = [rid for rid, nodes in candidates.items() if nodes & set(site.nodes)]
+    back = chain_mod.explained_by(graph)
+    free = [r for r in names if not any(b in names and b != r for b in back.get(r, []))]
+    pick = free or names
+    if not pick:
+        return None
+    return max(pick, key=lambda r: (results[r].confidence, r))
+
+
+def _route(w: Walk, site: Site, area: set[str]) -> tuple[str, bool, tuple[str, ...]]:
+    """(bottleneck, trigger, via) for a site: along the shortest chain of links from the site
+    to the symptom (one by which the site sent more work, where there is one), the first node
+    past the root's area (the site, and the parts its rule names) where work piled up: it
+    arrived there as more work, or its queue or busy share grew."""
+    here = set(site.nodes) | area
+    starts = [c for c in w.visited.values() if c.node in here]
+    best: list[Link] = []
+    for want in (MORE_WORK, None):  # the way it sent more work down the path, if it did
+        for c in starts:
+            chain = w.path(c, w.symptoms, want)
+            if chain and (not best or len(chain) < len(best)):
+                best = chain
+        if best:
+            break
+    if not best:
+        return "", False, site.nodes[:1]
+    trigger = any(link.relation in MORE_WORK and link.cause.node in here for link in best)
+    via = [best[0].cause.node]
+    for link in best:
+        if link.effect.node not in via:
+            via.append(link.effect.node)
+    neck = ""
+    for link in best:
+        n = link.effect.node
+        if n in here:
+            continue
+        loaded = link.relation in MORE_WORK and not n.startswith("gateway:")
+        piled = [
+            c
+            for c in w.reader.at_node.get(n, [])
+            if c.bad and c.direction == "up" and c.facet in ("waiting", "saturation")
+        ]
+        if loaded or piled:
+            neck = n
+            break
+    return neck, trigger, tuple(via)
+
+
+def resolve(
+    w: Walk,
+    kb: KnowledgeBase,
+    results: Mapping[str, HypothesisResult],
+    confirmed: Mapping[str, Rule],
+    graph: Mapping[str, list[str]],
+    unnamed_min_score: float,
+) -> Resolution:
+    """The walk's roots, named by the rules where they can be, and the fate of every other
+    confirmed cause."""
+    world = w.reader.world
+    causes = {rid: r for rid, r in confirmed.items() if r.kind == "cause"}
+    sites = {rid: sites_of(world, r, results[rid]) for rid, r in causes.items()}
+    res = Resolution()
+    if not w.symptoms:
+        res.outside = list(causes)
+        return res
+    ends = w.ends(w.symptoms)
+    for site in group_sites(w, ends):
+        name = _label(site, sites, results, graph)
+        if name is None and max(c.score for c in site.ends) < unnamed_min_score:
+            continue
+        neck, trig, via = _route(w, site, sites.get(name or "", set()))
+        rid = name or unnamed_id(site)
+        old = next((r for r in res.roots if r.id == rid), None)
+        if old is not None:  # one rule names two sites (a vector DB and its host)
+            merged = Site(old.site.part, old.site.nodes + site.nodes, old.site.ends + site.ends)
+            res.roots[res.roots.index(old)] = PathRoot(
+                rid, merged, old.named, old.bottleneck, old.trigger, old.via
+            )
+            continue
+        res.roots.append(PathRoot(rid, site, name is not None, neck, trig, via))
+    _fold(res, graph)
+    named = {r.id for r in res.roots if r.named}
+    reached = {r.id: {k for e in r.site.ends for k in w.explains(e)} for r in res.roots}
+    walked = {k[0] for k in w.visited}
+    for rid in causes:
+        if rid in named:
+            continue
+        by_rules = [r for r in named if rid in chain_mod.reach(graph, r)]
+        nodes = sites[rid]
+        by_site = [r.id for r in res.roots if nodes & set(r.site.nodes)]
+        by_path = [r for r, keys in reached.items() if nodes & {k[0] for k in keys}]
+        if by_rules or by_site or by_path:
+            res.explained[rid] = list(dict.fromkeys(by_rules + by_site + by_path))
+            res.on_path |= {(rid, r) for r in by_path}
+            continue
+        if nodes & walked:
+            res.explained[rid] = [r.id for r in res.roots]
+            continue
+        extra = _rule_changes(w, results[rid])
+        if extra:
+            w.extend(extra)
+            mine = {site_key(w, c) for c in w.ends(extra)}
+            known = {r.id: {site_key(w, c) for c in r.site.ends} for r in res.roots}
+            if mine and mine <= set().union(*known.values()):
+                res.explained[rid] = [r for r, ks in known.items() if mine & ks]
+                continue
+        res.outside.append(rid)
+    _under_load(res, causes, sites, graph)
+    return res
+
+
+def _under_load(
+    res: Resolution,
+    causes: Mapping[str, Rule],
+    sites: Mapping[str, set[str]],
+    graph: Mapping[str, list[str]],
+) -> None:
+    """A limit (`under_load`) that the work of a root piled up against is named with it: the
+    root's consequences on the walk reach the limit's parts, and the limit turned the work into
+    the outage (an unbounded queue under a surge, a batch cap past the knee). Not where the
+    rules say the root explains it (a pool that admits everything makes the batches large: the
+    batch cap is not at fault)."""
+    for rid, by in list(res.explained.items()):
+        if not causes[rid].under_load:
+            continue
+        if any(rid in chain_mod.reach(graph, r) for r in by if r in causes):
+            continue
+        hit = next((r for r in res.roots if r.id in by and (rid, r.id) in res.on_path), None)
+        if hit is None:
+            continue
+        nodes = tuple(sorted(sites[rid]))
+        site = Site(hit.site.part, nodes, hit.site.ends)
+        res.roots.insert(
+            res.roots.index(hit),
+            PathRoot(rid, site, True, nodes[0], False, hit.via, triggered_by=hit.id),
+        )
+        del res.explained[rid]
+
+
+def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
+    """A named root another named root explains by the rules (a pool that admits everything
+    explains the cards' OOMs) is that root's consequence: its site joins the other's."""
+    named = [r for r in res.roots if r.named]
+    for b in named:
+        by = [
+            a
+            for a in named
+            if a is not b
+            and b.id in chain_mod.reach(graph, a.id)
+            and a.id not in chain_mod.reach(graph, b.id)
+        ]
+        if not by:
+            continue
+        a = by[0]
+        i = next(k for k, r in enumerate(res.roots) if r.id == a.id)
+        cur = res.roots[i]
+        site = Site(cur.site.part, cur.site.nodes + b.site.nodes, cur.site.ends + b.site.ends)
+        res.roots[i] = PathRoot(cur.id, site, True, cur.bottleneck, cur.trigger, cur.via)
+        res.roots = [r for r in res.roots if r.id != b.id]
+        res.explained.setdefault(b.id, []).append(a.id)
+
+
+def _rule_changes(w: Walk, h: HypothesisResult) -> list[Change]:
+    want = {(e.signal, e.instance) for e in h.evidence if e.supports}
+    return [c for c in w.reader.changes if (c.signal, c.instance) in want]
+
+
+def unnamed_id(site: Site) -> str:
+    first = site.nodes[0]
+    return f"change@{first}" if len(site.nodes) == 1 else f"change@{first}+{len(site.nodes) - 1}"
