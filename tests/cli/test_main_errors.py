@@ -58,3 +58,28 @@ def test_stdout_that_cannot_be_written_is_one_line() -> None:
         )
     assert run.returncode == 3 and "Traceback" not in run.stderr  # an output error, not findings
     assert "cannot write to standard output" in run.stderr
+
+
+def test_a_bundle_whose_source_reads_as_markup_is_shown_as_typed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from infersight.bundle import write_bundle
+    from infersight.frame import MetricFrame
+
+    frame = MetricFrame(1_700_000_000.0, 15.0, 8).with_series(
+        "service.queue_length", ["node-[/]"], [[1.0] * 8]
+    )
+    bundle = write_bundle(
+        tmp_path / "b.tar.gz",
+        {"incident": frame},
+        {"kind": "capture", "url": "http://h/[/]", "scope": '{"team": "[bold]ml[/]"}'},
+        missing={"service.error_rate": "no series [/] here"},
+        artifacts={"logs/0-[red].log": b"x\n"},
+    )
+    monkeypatch.setattr(sys, "argv", ["infersight", "bundle", "inspect", str(bundle)])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    out = " ".join(capsys.readouterr().out.split())  # as typed, wherever the lines wrap
+    assert exit_.value.code == 0
+    assert "url=http://h/[/]" in out and '"team": "[bold]ml[/]"' in out
+    assert "no series [/] here" in out and "logs/0-[red].log" in out
