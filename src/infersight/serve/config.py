@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 
+from infersight.redact import register, register_basic_auth
 from infersight.sources.connect import ConnectionSettings
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
@@ -136,16 +137,19 @@ class ServeConfig(_Strict):
         return token, basic
 
     def secrets(self) -> list[str]:
-        """Every secret the config holds, for scrubbing logs and errors."""
-        found: list[str] = []
-        with_secrets: list[Any] = [self.auth.bearer_token, self.slack and self.slack.webhook_url]
-        if self.auth.basic_auth is not None:
-            with_secrets.append(self.auth.basic_auth.password)
+        """Every secret the config holds or names (the webhook's credentials, from their files
+        too, the Prometheus connection's, the Slack URL), registered with the redaction layer
+        so no log line, capture or error shows them."""
+        token, basic = self.credentials()
+        found = [token] if token else []
+        if basic is not None:
+            register_basic_auth(*basic)
+            found.append(basic[1])
+        if self.slack is not None:
+            found.append(self.slack.webhook_url.get_secret_value())
         if self.prometheus is not None:
-            with_secrets += [self.prometheus.bearer_token, self.prometheus.basic_auth]
-        for s in with_secrets:
-            if isinstance(s, SecretStr):
-                found.append(s.get_secret_value())
+            found += self.prometheus.secrets()
+        register(*found)
         return found
 
 
