@@ -2,6 +2,7 @@
 
     listen: {host: 127.0.0.1, port: 9095}
     auth: {bearer_token_file: /etc/infersight/webhook-token}      # or basic_auth: {...}
+                                  # the same credentials open the page, reports and bundles
     prometheus: {url: http://prometheus:9090, tenant: team-a, http_config_file: ...}
     capture: {since: 30m, processes: [vllm], logs: [/var/log/vllm.log], gpu: true}
     out_dir: /var/lib/infersight/captures
@@ -61,7 +62,10 @@ class AuthConfig(_Strict):
     basic_auth: BasicAuth | None = None
     disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
     pages: bool = Field(
-        False, description="Ask the same credentials for the captures page and the reports."
+        True,
+        description="Ask the webhook's credentials for the captures page, the reports and the "
+        "bundles: they hold logs and thread stacks. false only behind a proxy that "
+        "authenticates every request itself.",
     )
 
 
