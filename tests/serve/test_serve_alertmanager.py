@@ -5,16 +5,13 @@ captures and diagnoses → a bundle and reports on disk name the incident's root
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from alerting_servers import AlertingPrometheus, LocalAlertmanager, ServeProcess
+from alerting_servers import AlertingPrometheus, LocalAlertmanager, ServeProcess, SlackReceiver
 
 from incident_now import incident_now
 from infersight.bundle import read_bundle
@@ -55,38 +52,6 @@ receivers:
           authorization:
             credentials_file: {token_file}
 """
-
-
-class SlackReceiver:
-    """A Slack-compatible incoming webhook on loopback: records the JSON posted to it."""
-
-    def __init__(self) -> None:
-        self.posts: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                receiver.posts.append(json.loads(self.rfile.read(length)))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> SlackReceiver:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def _wait_until(ok: Callable[[], bool], timeout: float = 30.0) -> bool:
@@ -145,7 +110,8 @@ def test_an_alert_from_prometheus_through_alertmanager_ends_as_a_diagnosed_bundl
                     f"alertmanager log: {am.log_tail(20)}"
                 )
                 # the page lists the capture and links its reports
-                page = httpx.get(serve.url + "/", timeout=10).text
+                auth = {"Authorization": f"Bearer {TOKEN}"}
+                page = httpx.get(serve.url + "/", headers=auth, timeout=10).text
                 metrics = httpx.get(serve.url + "/metrics", timeout=10).text
     folder = reports[0].parent
     assert folder.name.split("-", 1)[1].startswith("InferenceQueueBacklog")

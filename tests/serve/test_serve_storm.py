@@ -133,7 +133,7 @@ def test_a_storm_of_1000_alerts(tmp_path: Path) -> None:
         while (d.queued or d.stats.in_progress) and time.monotonic() < deadline:
             time.sleep(0.02)
         metrics = httpx.get(url + "/metrics").text
-        page = httpx.get(url + "/").text
+        page = httpx.get(url + "/", headers={"Authorization": f"Bearer {TOKEN}"}).text
 
     # no capture lost, none made twice: one per group, whatever the order and the refusals
     # (under whichever of the group's two routes was heard first)

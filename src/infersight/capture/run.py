@@ -80,14 +80,9 @@ Progress = Callable[[str, str], None]
 
 
 def _redactor(req: CaptureRequest) -> Redactor:
-    c = req.connection
-    if c is None:
-        return Redactor()
-    secrets = [c.bearer_token.get_secret_value() if c.bearer_token else None]
-    if c.basic_auth is not None:
-        secrets.append(c.basic_auth.get_secret_value().partition(":")[2])
-    secrets += [v for k, v in c.headers.items() if k.lower() != "x-scope-orgid"]
-    return Redactor(secrets)
+    """Knows the connection's credentials, those read from files included, before any part
+    runs: a log line echoing a token read from --bearer-token-file is scrubbed too."""
+    return Redactor(req.connection.secrets() if req.connection is not None else ())
 
 
 def _scrub(artifacts: dict[str, bytes], redactor: Redactor) -> dict[str, bytes]:

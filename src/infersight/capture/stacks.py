@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infersight.capture.parts import PartOutput
+from infersight.redact import redact_text
 
 #: seconds one dump may take; py-spy pauses the process while it reads the stacks
 DUMP_TIMEOUT_S = 20.0
@@ -87,6 +88,15 @@ def resolve(pids: list[int], names: list[str]) -> tuple[list[Target], list[str]]
     return unique, problems
 
 
+def _redact_header(stacks: bytes) -> bytes:
+    """py-spy's first line is the process's command line, whose flags carry credentials as
+    often as not (vLLM's `--api-key`): redacted as a command line, every such value masked."""
+    head, sep, rest = stacks.partition(b"\n")
+    if head.startswith(b"Process "):
+        head = redact_text(head.decode("utf-8", "replace"), command_line=True).encode("utf-8")
+    return head + sep + rest
+
+
 def _denied(text: str) -> bool:
     low = text.lower()
     return "permission denied" in low or "operation not permitted" in low or "eperm" in low
@@ -111,7 +121,7 @@ def dump(target: Target, native: bool, timeout_s: float = DUMP_TIMEOUT_S) -> tup
         except subprocess.TimeoutExpired:
             return b"", f"pid {target.pid}: py-spy did not finish within {timeout_s:g} s"
         if res.returncode == 0 and res.stdout.strip():
-            return res.stdout, ""
+            return _redact_header(res.stdout), ""
         err = (res.stderr or res.stdout).decode("utf-8", "replace").split("Stack backtrace:")[0]
         if _denied(err):
             return b"", f"{who}: ptrace not permitted, so no thread stacks; {PTRACE_HINT}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import tempfile
 import time
@@ -122,25 +123,39 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _crash_report(exc: BaseException) -> Path | None:
-    """The traceback of an internal error, in a file a user can attach to a bug report."""
+    """The traceback of an internal error, in a file a user can attach to a bug report: the
+    command line and the traceback pass the redaction layer (a token given as an option, read
+    from a file or quoted in an error is masked)."""
+    from infersight.redact import Redactor, redact_argv
+
+    redactor = Redactor()
     try:
         fd, name = tempfile.mkstemp(prefix=f"infersight-crash-{int(time.time())}-", suffix=".txt")
         with open(fd, "w", encoding="utf-8") as out:
-            out.write(" ".join(sys.argv) + "\n\n")
-            out.write("".join(traceback.format_exception(exc)))
+            out.write(redactor.scrub_known(shlex.join(redact_argv(sys.argv))) + "\n\n")
+            out.write(redactor.scrub("".join(traceback.format_exception(exc))))
         return Path(name)
     except OSError:
         return None
 
 
+def _shown(message: object, patterns: bool = False) -> str:
+    """An error's line as printed: markup-safe, with every secret the process knows masked
+    (and, with `patterns`, anything that reads as a credential: a bug's message is not ours)."""
+    from infersight.redact import Redactor
+
+    r = Redactor()
+    return markup_safe(r.scrub(str(message)) if patterns else r.scrub_known(str(message)))
+
+
 def main() -> None:
     try:
         guarded(app)
-    except CommandError as exc:  # its str() is escaped already
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    except CommandError as exc:
+        err_console.print(f"[red]error:[/] {_shown(exc.message)}", highlight=False, soft_wrap=True)
         sys.exit(exc.code)
     except _user_errors() as exc:
-        err_console.print(f"[red]error:[/] {markup_safe(exc)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {_shown(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INPUT)
     except KeyboardInterrupt:
         err_console.print("interrupted")
@@ -149,7 +164,7 @@ def main() -> None:
         where = _crash_report(exc)
         detail = f"; details in {where}" if where else ""
         err_console.print(
-            f"[red]internal error:[/] {markup_safe(type(exc).__name__)}: {markup_safe(exc)}"
+            f"[red]internal error:[/] {markup_safe(type(exc).__name__)}: {_shown(exc, True)}"
             f"{markup_safe(detail)} (please report it with that file)",
             highlight=False,
             soft_wrap=True,

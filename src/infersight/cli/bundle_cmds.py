@@ -78,14 +78,15 @@ def inspect(
     if as_json:
         print_json(summary)
         return
-    src = ", ".join(f"{k}={v}" for k, v in summary["source"].items())
+    # everything below the bundle's own figures is data: shown as typed, never read as markup
+    src = ", ".join(f"{markup_safe(k)}={markup_safe(v)}" for k, v in summary["source"].items())
     console.print(
         f"[bold]{markup_safe(bundle)}[/] ({summary['file_size']:,} bytes), verified; source: {src}"
     )
     for w in summary["windows"]:
         console.print(
-            f"  window {w['name']}: {iso(w['start'])} → {iso(w['end'])} every {w['step']:g}s, "
-            f"{w['points']:,} points"
+            f"  window {markup_safe(w['name'])}: {iso(w['start'])} → {iso(w['end'])} "
+            f"every {w['step']:g}s, {w['points']:,} points"
         )
     layers = ", ".join(f"{k} {v}" for k, v in summary["signals_per_layer"].items())
     console.print(
@@ -96,11 +97,12 @@ def inspect(
         t.add_column("signal", no_wrap=True)
         t.add_column("why", overflow="fold")
         for k, v in summary["missing"].items():
-            t.add_row(k, v)
+            t.add_row(markup_safe(k), markup_safe(v))
         console.print(t)
     if summary["artifacts"]:
         console.print(
-            "  artifacts: " + ", ".join(f"{k} ({v:,} B)" for k, v in summary["artifacts"].items())
+            "  artifacts: "
+            + ", ".join(f"{markup_safe(k)} ({v:,} B)" for k, v in summary["artifacts"].items())
         )
     if show_signals:
         t = Table(title="signals (incident window)")

@@ -36,21 +36,6 @@ def alert_at(alert: Path | None, at: str | None) -> str | None:
     return iso(notification.starts_at())
 
 
-class _Scrub(logging.Filter):
-    """Every log record passes through the redaction layer before it is written."""
-
-    def __init__(self, secrets: list[str]) -> None:
-        super().__init__()
-        from infersight.redact import Redactor
-
-        self.redactor = Redactor(secrets)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redactor.scrub(record.getMessage())
-        record.args = None
-        return True
-
-
 def serve(
     config: Annotated[
         Path | None,
@@ -69,7 +54,8 @@ def serve(
 
     Point an Alertmanager webhook_config at http://HOST:PORT/alerts with the same credentials
     as the config's `auth`. Each new firing group gets one bundle and its reports (md, html,
-    json) under out_dir; / lists recent captures, /metrics the service's own metrics.
+    json) under out_dir; / lists recent captures (with the same credentials, as do the reports
+    and bundles), /metrics the service's own metrics.
 
     Example: infersight serve --config /etc/infersight/serve.yaml
     """
@@ -99,15 +85,15 @@ def serve(
         check_folder(cfg.out_dir, create=True)
     except OutputError as exc:
         fail(f"out_dir: {exc}", EXIT_USAGE)
-    scrub = _Scrub(cfg.secrets())
-    handler = logging.StreamHandler()
-    handler.addFilter(scrub)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    for name in ("infersight", "uvicorn", "uvicorn.error", "uvicorn.access"):
-        lg = logging.getLogger(name)
-        lg.handlers = [handler]
-        lg.setLevel(logging.INFO)
-        lg.propagate = False
+    from infersight.serve.logsafe import log_to
+
+    log_to(None, cfg.secrets())
+    if not cfg.auth.pages and not cfg.auth.disabled:
+        logging.getLogger("infersight.serve").warning(
+            "auth.pages is false: the captures page, reports and bundles (logs, stacks) are "
+            "open to anyone who reaches %s; keep it so only behind a proxy that authenticates",
+            f"{listen.host}:{listen.port}",
+        )
     base = f"http://{listen.host}:{listen.port}"
     app = create_app(cfg, capture_runner(cfg, base_url=cfg.public_url or base))
     err_console.print(

@@ -1,7 +1,9 @@
 """Text that came from data (instance names, paths, notes, label values) made safe to print.
 
 A terminal obeys escape sequences, so control characters are shown as `\\xNN` instead of sent;
-rich reads `[...]` as markup, so text put into a markup string is escaped (`for_markup`).
+rich reads `[...]` as markup, so text put into a markup string is escaped (`for_markup`); Slack
+reads `<...>` as a mention or a link (`<!channel>`, `<http://x|click>`), so its text has `&`,
+`<` and `>` escaped as its message formatting asks (`for_slack`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ def clean(text: object, one_line: bool = False) -> str:
 def for_markup(text: object) -> str:
     """`text` cleaned and escaped, to embed in a rich markup string."""
     return escape(clean(text))
+
+
+def for_slack(text: object) -> str:
+    """`text` cleaned to one line, with `&`, `<`, `>` written as Slack's entities: shown as
+    typed, never read as a mention, a channel ping or a link with a disguised target."""
+    one = clean(text, one_line=True)
+    return one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def clean_data(obj: T) -> T:

@@ -1,11 +1,14 @@
 """The HTTP service: Alertmanager webhooks in, captures and reports out.
 
     POST /alerts            Alertmanager webhook (payload version 4), authenticated
-    GET  /healthz           liveness and queue state (no authentication)
-    GET  /metrics           the service's own Prometheus metrics
+    GET  /healthz           liveness and queue state (no authentication: probes)
+    GET  /metrics           the service's own Prometheus metrics (no authentication: counts
+                            and gauges under fixed label values, nothing from an alert)
     GET  /                  recent captures, each linking to its reports
     GET  /captures/{id}/{report.html|report.md|report.json|bundle.tar.gz}
-                            (both with the webhook's credentials when `auth.pages` is set)
+                            (both with the webhook's credentials: bundles hold logs and
+                            stacks; `auth.pages: false` opens them, for a proxy that
+                            authenticates)
 
 Answers to /alerts: 200 accepted / duplicate / resolved; 401 without valid credentials; 413
 for a body over `max_body_bytes`; 400 for a body that is not JSON; 422 for JSON that is not a

@@ -2,6 +2,7 @@
 
     listen: {host: 127.0.0.1, port: 9095}
     auth: {bearer_token_file: /etc/infersight/webhook-token}      # or basic_auth: {...}
+                                  # the same credentials open the page, reports and bundles
     prometheus: {url: http://prometheus:9090, tenant: team-a, http_config_file: ...}
     capture: {since: 30m, processes: [vllm], logs: [/var/log/vllm.log], gpu: true}
     out_dir: /var/lib/infersight/captures
@@ -24,6 +25,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 
+from infersight.redact import register, register_basic_auth
 from infersight.sources.connect import ConnectionSettings
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
@@ -60,7 +62,10 @@ class AuthConfig(_Strict):
     basic_auth: BasicAuth | None = None
     disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
     pages: bool = Field(
-        False, description="Ask the same credentials for the captures page and the reports."
+        True,
+        description="Ask the webhook's credentials for the captures page, the reports and the "
+        "bundles: they hold logs and thread stacks. false only behind a proxy that "
+        "authenticates every request itself.",
     )
 
 
@@ -136,16 +141,19 @@ class ServeConfig(_Strict):
         return token, basic
 
     def secrets(self) -> list[str]:
-        """Every secret the config holds, for scrubbing logs and errors."""
-        found: list[str] = []
-        with_secrets: list[Any] = [self.auth.bearer_token, self.slack and self.slack.webhook_url]
-        if self.auth.basic_auth is not None:
-            with_secrets.append(self.auth.basic_auth.password)
+        """Every secret the config holds or names (the webhook's credentials, from their files
+        too, the Prometheus connection's, the Slack URL), registered with the redaction layer
+        so no log line, capture or error shows them."""
+        token, basic = self.credentials()
+        found = [token] if token else []
+        if basic is not None:
+            register_basic_auth(*basic)
+            found.append(basic[1])
+        if self.slack is not None:
+            found.append(self.slack.webhook_url.get_secret_value())
         if self.prometheus is not None:
-            with_secrets += [self.prometheus.bearer_token, self.prometheus.basic_auth]
-        for s in with_secrets:
-            if isinstance(s, SecretStr):
-                found.append(s.get_secret_value())
+            found += self.prometheus.secrets()
+        register(*found)
         return found
 
 

@@ -13,6 +13,7 @@ from infersight.diagnose import Diagnosis, KnowledgeBase, load_kb
 from infersight.redact import Redactor
 from infersight.report import write_report
 from infersight.report.seen_before import PastIncident
+from infersight.report.textsafe import for_slack
 from infersight.safe_write import check_folder
 from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import Job, Outcome, Runner
@@ -30,10 +31,11 @@ def window_end(starts_at: float, now: float, since_s: float) -> float:
 
 
 def summary_text(job: Job, outcome: Outcome, base_url: str = "") -> str:
-    """The short message for a Slack-compatible webhook."""
+    """The short message for a Slack-compatible webhook, escaped as Slack's formatting asks:
+    an alert's labels are data, never a mention or a link."""
     roots = ", ".join(outcome.root_causes) or "no root cause named"
     link = f" {base_url.rstrip('/')}/captures/{job.id}/report.html" if base_url else ""
-    return f"[infersight] {job.notification.name()}: {roots}. {outcome.summary}{link}"
+    return for_slack(f"[infersight] {job.notification.name()}: {roots}. {outcome.summary}{link}")
 
 
 def post_summary(cfg: ServeConfig, text: str, redactor: Redactor) -> None:

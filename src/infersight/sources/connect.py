@@ -13,13 +13,14 @@ their repr and the model's dump never show them.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from infersight.limits import Limits
-from infersight.redact import redact_url
+from infersight.redact import redact_url, register, register_basic_auth, userinfo
 from infersight.sources.errors import BadConnection, BadCredentials
 from infersight.sources.httpconfig import HTTPConfigError, read_http_config, read_secret_file
 from infersight.sources.prometheus import PrometheusClient
@@ -68,6 +69,32 @@ class ConnectionSettings(BaseModel):
         for name, value in v.items():
             parse_header(f"{name}: {value}")
         return v
+
+    def secrets(self) -> list[str]:
+        """Every credential these settings hold or name, read from its file where it lives in
+        one (and registered with the redaction layer). A file that cannot be read is skipped
+        here: `client()` refuses it, in one line, when the server is reached."""
+        found = [v for k, v in self.headers.items() if k.lower() != TENANT_HEADER.lower()]
+        if self.bearer_token is not None:
+            found.append(self.bearer_token.get_secret_value())
+        if self.basic_auth is not None:
+            user, _, password = self.basic_auth.get_secret_value().partition(":")
+            register_basic_auth(user, password)
+            found.append(password)
+        creds = userinfo(self.url)
+        if creds is not None:
+            register_basic_auth(*creds)
+            found.append(creds[1])
+        with contextlib.suppress(HTTPConfigError):
+            if self.bearer_token_file is not None:
+                found.append(read_secret_file(self.bearer_token_file, "--bearer-token-file"))
+        with contextlib.suppress(HTTPConfigError):
+            if self.http_config_file is not None:
+                cfg = read_http_config(self.http_config_file)
+                found += [cfg.bearer_token or "", *cfg.headers.values()]
+                found += [cfg.basic_auth[1]] if cfg.basic_auth else []
+        register(*found)
+        return [s for s in found if s]
 
     def shown_url(self) -> str:
         return redact_url(self.url)

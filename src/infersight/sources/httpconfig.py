@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from infersight.redact import register, register_basic_auth
+
 #: a header name: an RFC 9110 token
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _ACCEPTED = {
@@ -76,6 +78,7 @@ def read_secret_file(path: str | os.PathLike[str], what: str) -> str:
         raise HTTPConfigError(f"{what} {p}: is empty")
     if "\n" in text:
         raise HTTPConfigError(f"{what} {p}: holds more than one line; give the secret alone")
+    register(text)  # known from now on: scrubbed wherever it appears (a log, a stack, an error)
     return text
 
 
@@ -178,7 +181,11 @@ def parse_http_config(text: str, base: Path = Path(".")) -> HTTPSettings:
     insecure = tls.get("insecure_skip_verify", False)
     if not isinstance(insecure, bool):
         raise HTTPConfigError("tls_config.insecure_skip_verify: must be true or false")
-    return HTTPSettings(token or old, basic, ca, cert, insecure, _headers(doc, base))
+    headers = _headers(doc, base)
+    register(token, old, *headers.values())
+    if basic is not None:
+        register_basic_auth(*basic)
+    return HTTPSettings(token or old, basic, ca, cert, insecure, headers)
 
 
 def read_http_config(path: str | os.PathLike[str]) -> HTTPSettings:

@@ -7,6 +7,7 @@ With `--lab DIR` the profile's fault is injected into that live lab during its s
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from infersight.lab.live.load import check_loopback
+from infersight.redact import redact_argv
 from infersight.stress.profiles import Step, steps
 
 SCHEMA = "infersight.stress.run/1"
@@ -190,16 +192,17 @@ def diagnose_window(prometheus: str, start: float, end: float) -> dict[str, Any]
         "json",
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    shown = shlex.join(redact_argv(cmd))  # the URL may carry user:password
     try:
         d = json.loads(out.stdout)
     except ValueError:
-        return {"command": " ".join(cmd), "error": out.stderr.strip()[-300:]}
+        return {"command": shown, "error": out.stderr.strip()[-300:]}
     roots = []
     for rc in d.get("root_causes", []):
         h = rc.get("hypothesis")
         roots.append(h.get("id") if isinstance(h, dict) else h)
     return {
-        "command": " ".join(cmd),
+        "command": shown,
         "healthy": d.get("healthy"),
         "roots": roots,
         "summary": d.get("summary"),
