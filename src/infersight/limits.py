@@ -83,6 +83,16 @@ class Limits(BaseModel):
         "chunked at 11,000 points per series; 256 MiB is thousands of series.",
     )
 
+    file_bytes: int = Field(
+        64 * MiB,
+        gt=0,
+        description="Bytes of one file a user names that is read whole: a config, a token, a "
+        "saved alert, rule, runbook and mapping files, a load test's CSV, a stress run's "
+        "results, a diagnosis report, a postmortem page or an audit log. The largest of "
+        "these in real use (a fleet's diagnosis report, a year of runbook audit) are a few MB; "
+        "64 MiB is ten times that and still parses in seconds. Saved scrapes and query_range "
+        "answers are HTTP answers kept on disk and take response_bytes.",
+    )
     def replace(self, **changes: int) -> Limits:
         return self.model_copy(update=changes)
 
@@ -99,8 +109,11 @@ class Limits(BaseModel):
                 f"limit; {self.hint('grid_values')}"
             )
 
-    def hint(self, name: str) -> str:
-        """How to raise limit NAME, for the end of an error line."""
+    def hint(self, name: str, flag: bool = True) -> str:
+        """How to raise limit NAME, for the end of an error line (`flag`: the command has
+        --raise-limit; without it only the environment is named)."""
+        if not flag:
+            return f"raise it with {ENV}={name}=N"
         return f"raise it with {FLAG} {name}=N or {ENV}={name}=N"
 
 

@@ -14,6 +14,7 @@ import stat
 import zlib
 from pathlib import Path
 
+from infersight import userfile
 from infersight.capture.parts import PartOutput
 
 DEFAULT_MAX_BYTES = 1 << 20  # a MiB per log: half an hour of a busy service's warnings
@@ -50,7 +51,8 @@ def _tail_gz(path: Path, max_bytes: int) -> bytes:
     """The last `max_bytes` of a gzip file, reading at most 64 × that decompressed."""
     keep = b""
     total = 0
-    with gzip.open(path, "rb") as f:
+    fd = userfile.open_regular(path)  # a FIFO named like a rotated log is never waited on
+    with os.fdopen(fd, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as f:
         while chunk := f.read(1 << 20):
             total += len(chunk)
             if total > 64 * max_bytes:

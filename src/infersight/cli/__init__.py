@@ -107,6 +107,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from infersight.sources.errors import SourceError
     from infersight.sources.exposition import ExpositionError
     from infersight.sources.promjson import PromJSONError
+    from infersight.userfile import UserFileError
 
     return (
         BundleError,
@@ -118,6 +119,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         RunbookError,
         SourceError,
         UnknownSignalError,
+        UserFileError,
     )
 
 
