@@ -93,6 +93,15 @@ class Limits(BaseModel):
         "64 MiB is ten times that and still parses in seconds. Saved scrapes and query_range "
         "answers are HTTP answers kept on disk and take response_bytes.",
     )
+    sim_points: int = Field(
+        10_000_000,
+        gt=0,
+        description="Instances × time points of one simulator run, refused before it starts. "
+        "Its memory grows with them (about 1.15 kB a point); the largest documented run, "
+        "1,000 instances over 26 h at 15 s, is 6.2 M points and peaks at 6.7 GiB "
+        "(docs/benchmarks.md, simulator memory). 10 M is about 11 GiB.",
+    )
+
     def replace(self, **changes: int) -> Limits:
         return self.model_copy(update=changes)
 
