@@ -1,7 +1,8 @@
 """A step's time limit holds whatever its program does: a process that leaves the group and
 keeps the output pipe open does not keep the run waiting, and the audit record says the step
-timed out and names what was left running. The run is a child process with a generous deadline,
-so a regression fails here instead of hanging the suite."""
+timed out and names what was left running; an audit log that is a FIFO is refused, not waited
+on. Each run is a child process with a generous deadline, so a regression fails here instead of
+hanging the suite."""
 
 from __future__ import annotations
 
@@ -61,3 +62,17 @@ def test_a_step_that_leaves_the_group_holding_the_pipe_ends_at_its_time_limit(
     finally:
         for pid in leftovers:  # the test's own sleep, named by the record
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_fifo_as_the_audit_log_is_refused_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)  # opened for writing without O_NONBLOCK, it waits for a reader forever
+    code = (
+        "import sys; from pathlib import Path; from infersight.runbooks.audit import AuditLog, "
+        "AuditError\ntry:\n    AuditLog(Path(sys.argv[1]))\nexcept AuditError as e:\n    print(e)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=30, env=env
+    )
+    assert r.stdout.strip() == f"audit log {fifo}: not a regular file; give --audit FILE", r.stderr
