@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from infersight import userfile
 from infersight.safe_write import write_text
 
 #: docs/benchmarks.md of a source checkout (src/infersight/benchdoc.py → ../../docs)
@@ -46,7 +47,7 @@ def write_section(
         f"Reproduce: `{command}`  \nMachine: {machine()}; run {stamp}.\n\n"
         f"{body.rstrip()}\n<!-- /bench:{name} -->"
     )
-    text = path.read_text("utf-8") if path.exists() else _HEADER
+    text = userfile.read_text(path) if path.exists() else _HEADER
     pattern = re.compile(
         rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->", re.S
     )

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from infersight import userfile
 from infersight.promql import PromQLSyntaxError, metric_names, parse
 from infersight.promql.ast import Expr
 from infersight.signals import all_signals
@@ -203,13 +204,9 @@ def load_catalog(extra_dirs: Iterable[Path] = ()) -> Catalog:
             raise CatalogError(f"{d}: not a directory of exporter mapping files")
         for p in sorted(d.glob("*.yaml")):
             try:
-                text = p.read_text("utf-8")
-            except UnicodeDecodeError:
-                raise CatalogError(
-                    f"{p}: cannot be read as UTF-8 text; is it a YAML file?"
-                ) from None
-            except OSError as exc:
-                raise CatalogError(f"{p}: cannot be read ({exc.strerror or exc})") from None
+                text = userfile.read_text(p)
+            except userfile.UserFileError as exc:
+                raise CatalogError(str(exc)) from None
             fam = _load_family(text, str(p))
             families[fam.name] = fam
     return Catalog(families)

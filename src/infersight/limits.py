@@ -83,6 +83,25 @@ class Limits(BaseModel):
         "chunked at 11,000 points per series; 256 MiB is thousands of series.",
     )
 
+    file_bytes: int = Field(
+        64 * MiB,
+        gt=0,
+        description="Bytes of one file a user names that is read whole: a config, a token, a "
+        "saved alert, rule, runbook and mapping files, a load test's CSV, a stress run's "
+        "results, a diagnosis report, a postmortem page or an audit log. The largest of "
+        "these in real use (a fleet's diagnosis report, a year of runbook audit) are a few MB; "
+        "64 MiB is ten times that and still parses in seconds. Saved scrapes and query_range "
+        "answers are HTTP answers kept on disk and take response_bytes.",
+    )
+    sim_points: int = Field(
+        10_000_000,
+        gt=0,
+        description="Instances × time points of one simulator run, refused before it starts. "
+        "Its memory grows with them (about 1.15 kB a point); the largest documented run, "
+        "1,000 instances over 26 h at 15 s, is 6.2 M points and peaks at 6.7 GiB "
+        "(docs/benchmarks.md, simulator memory). 10 M is about 11 GiB.",
+    )
+
     def replace(self, **changes: int) -> Limits:
         return self.model_copy(update=changes)
 
@@ -99,8 +118,11 @@ class Limits(BaseModel):
                 f"limit; {self.hint('grid_values')}"
             )
 
-    def hint(self, name: str) -> str:
-        """How to raise limit NAME, for the end of an error line."""
+    def hint(self, name: str, flag: bool = True) -> str:
+        """How to raise limit NAME, for the end of an error line (`flag`: the command has
+        --raise-limit; without it only the environment is named)."""
+        if not flag:
+            return f"raise it with {ENV}={name}=N"
         return f"raise it with {FLAG} {name}=N or {ENV}={name}=N"
 
 

@@ -107,7 +107,7 @@ def test_bad_files_are_one_line(text: str, match: str) -> None:
 
 
 def test_missing_file_is_one_line(tmp_path: Path) -> None:
-    with pytest.raises(ResultsError, match="no such file"):
+    with pytest.raises(ResultsError, match="No such file"):
         read_results(tmp_path / "nope.csv")
 
 

@@ -77,7 +77,7 @@ def test_noise_band_is_the_spread_of_repeats_with_a_floor() -> None:
 
 
 def test_bad_run_files_are_one_line_errors(tmp_path: Path) -> None:
-    with pytest.raises(RunFileError, match="cannot read it"):
+    with pytest.raises(RunFileError, match="cannot be read"):
         load_run(tmp_path / "absent.json")
     (tmp_path / "x.json").write_text("{")
     with pytest.raises(RunFileError, match="not JSON"):

@@ -24,10 +24,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from infersight import userfile
 from infersight.capacity.results import AXES, PERCENTILES, Axis, Point, ResultsError, Sweep
 
 Row = dict[str, str]
-MAX_BYTES = 64 * 2**20  # a load test's CSV is kilobytes; more is the wrong file
 
 
 def _num(row: Row, col: str, where: str, required: bool = True) -> float | None:
@@ -221,13 +221,9 @@ FORMATS = ("plain", "perf_analyzer", "model_analyzer", "locust", "vllm")
 def read_results(path: Path, fmt: str | None = None, config: str | None = None) -> Sweep:
     """A results file as a sweep; `fmt` forces a format (default: told by the header)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ResultsError(f"{path}: larger than {MAX_BYTES // 2**20} MiB; not a results CSV")
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: cannot read it ({exc})") from None
+        text = userfile.read_text(path, encoding="utf-8-sig")
+    except userfile.UserFileError as exc:
+        raise ResultsError(str(exc)) from None
     return parse_results(text, str(path), fmt, config)
 
 

@@ -108,6 +108,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from infersight.sources.errors import SourceError
     from infersight.sources.exposition import ExpositionError
     from infersight.sources.promjson import PromJSONError
+    from infersight.userfile import UserFileError
 
     return (
         BundleError,
@@ -119,6 +120,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         RunbookError,
         SourceError,
         UnknownSignalError,
+        UserFileError,
     )
 
 

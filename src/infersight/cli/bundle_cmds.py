@@ -219,6 +219,7 @@ def import_files(
             start=start_s,
             interval=interval_s,
             clock="per_file" if same_time else "sequential",
+            limits=limits,
         )
         for s in scraped:
             store.add_many(s.name, s.labels, s.ts, s.values)

@@ -400,6 +400,7 @@ def vram(
     else:
         from infersight.cli.connection import Connection
         from infersight.exporters import load_catalog
+        from infersight.limits import LimitError, LimitExceeded, current
         from infersight.sources.pull import pull
         from infersight.timeparse import parse_time
 
@@ -407,6 +408,11 @@ def vram(
             step_s = parse_duration(step)
         except ValueError as exc:
             fail(f"--step: {exc}", EXIT_USAGE)
+        try:  # the history's grid, refused before a query is sent
+            points = int(days * 86400.0 / step_s) + 1
+            current(raise_limit or ()).check_grid(points, 1, f"--days {days:g} at --step {step}")
+        except (LimitError, LimitExceeded) as exc:
+            fail(str(exc), EXIT_USAGE)
         assert prometheus is not None
         conn = Connection(
             prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,

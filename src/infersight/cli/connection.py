@@ -279,8 +279,6 @@ class Connection:
             fail(f"--prometheus {self.url!r} must start with http:// or https://", EXIT_USAGE)
         if self.basic_auth is not None and ":" not in self.basic_auth:
             fail("--basic-auth must be USER:PASSWORD", EXIT_USAGE)
-        if self.ca_file is not None and not os.path.isfile(self.ca_file):
-            fail(f"--ca-file {self.ca_file}: no such file", EXIT_USAGE)
         try:
             limits = current(self.limits)
         except LimitError as exc:

@@ -210,7 +210,13 @@ def show(
             {**entry.front.model_dump(mode="json"), "path": str(entry.path), "body": entry.body}
         )
         return
-    sys.stdout.write(entry.path.read_text(encoding="utf-8"))
+    from infersight import userfile
+
+    try:
+        text = userfile.read_text(entry.path)
+    except userfile.UserFileError as exc:
+        fail(str(exc))
+    sys.stdout.write(text)
 
 
 @app.command("search")

@@ -63,6 +63,8 @@ def run(
 ) -> None:
     """Run a load profile with Locust (headless, as a library) and write the results.
 
+    Exit 1 when the SLO is broken or every request failed (the results are written either way).
+
     Example: infersight stress run --profile spike --users 12 --duration 3m -o spike.json
     http://127.0.0.1:8080
     """
@@ -71,7 +73,7 @@ def run(
 
     from infersight.lab.live.procs import LabError
     from infersight.safe_write import OutputError, check_output, write_text
-    from infersight.stress.runner import Slo
+    from infersight.stress.runner import Slo, check, failed
     from infersight.stress.runner import run as run_profile
     from infersight.timeparse import parse_duration
 
@@ -81,6 +83,10 @@ def run(
     except ValueError as exc:
         fail(f"--duration: {exc}", EXIT_USAGE)
     except OutputError as exc:
+        fail(str(exc), EXIT_USAGE)
+    try:
+        check(url, profile, users, seconds)
+    except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     if not as_json:
         err_console.print(f"[dim]· {markup_safe(profile)} for {duration}, up to {users} users[/]")
@@ -96,8 +102,11 @@ def run(
         write_text(out, json.dumps(result, indent=2) + "\n", overwrite=overwrite)
     except OutputError as exc:
         fail(str(exc), EXIT_FINDINGS)
+    finding = failed(result)
     if as_json:
         print_json(result)
+        if finding:
+            raise typer.Exit(EXIT_FINDINGS)
         return
     table = Table(title=f"{profile}: {markup_safe(url)}")
     for col in ("step", "users", "req/s", "P50", "P99", "P99.9", "errors", "SLO"):
@@ -120,6 +129,9 @@ def run(
         d = result["diagnosis"]
         console.print(f"diagnosis: {markup_safe(', '.join(d.get('roots') or []) or d)}")
     console.print(f"results: {markup_safe(out)}")
+    if finding:
+        err_console.print(f"[red]{markup_safe(finding)}[/]")
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command("compare")

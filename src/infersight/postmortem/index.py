@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from infersight import userfile
 from infersight.postmortem.config import PostmortemConfig
 from infersight.postmortem.library import Entry, Scan
 from infersight.safe_write import OutputError, check_target, write_bytes
@@ -93,10 +94,10 @@ def _load(path: Path) -> sqlite3.Connection | None:
         if not path.exists():
             return None
         conn = sqlite3.connect(":memory:")
-        conn.deserialize(path.read_bytes())
+        conn.deserialize(userfile.read_bytes(path))
         conn.execute("SELECT count(*) FROM docs").fetchone()
         return conn
-    except (OSError, OutputError, sqlite3.Error):
+    except (OSError, OutputError, sqlite3.Error, userfile.UserFileError):
         return None
 
 

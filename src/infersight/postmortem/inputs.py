@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from infersight import userfile
 from infersight.diagnose.result import Diagnosis
 from infersight.report.json_report import SCHEMA_NAME
 
@@ -58,10 +59,10 @@ def diagnosis_from_json(data: Any, where: str) -> Diagnosis:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return json.loads(userfile.read_text(path))
+    except userfile.UserFileError as exc:
+        raise InputError(str(exc)) from None
+    except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not JSON ({exc})") from None
 
 
@@ -125,11 +126,9 @@ def read_audit(path: str | os.PathLike[str]) -> tuple[list[Action], list[str]]:
     rest are read)."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot be read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not UTF-8 text") from None
+        lines = userfile.read_text(p).splitlines()
+    except userfile.UserFileError as exc:
+        raise InputError(str(exc)) from None
     actions: list[Action] = []
     problems: list[str] = []
     for n, line in enumerate(lines, 1):

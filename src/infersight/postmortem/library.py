@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from infersight import userfile
 from infersight.postmortem.config import PostmortemConfig
 from infersight.postmortem.frontmatter import FrontMatter, FrontMatterError, dump, parse
 from infersight.safe_write import OutputError, check_folder, write_text
@@ -70,7 +71,12 @@ def read_entry(path: Path, cfg: PostmortemConfig | None = None) -> Entry:
     size = path.stat().st_size
     if size > cfg.max_file_bytes:
         raise FrontMatterError(f"{size} bytes, more than a postmortem's {cfg.max_file_bytes}")
-    data = path.read_bytes()
+    try:  # a FIFO or device put there after the check above is refused, never waited on
+        data = userfile.read_bytes(path)
+    except userfile.UserFileError as exc:
+        raise FrontMatterError(str(exc).removeprefix(f"{path}: ")) from None
+    if len(data) > cfg.max_file_bytes:
+        raise FrontMatterError(f"more than a postmortem's {cfg.max_file_bytes} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

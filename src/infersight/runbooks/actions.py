@@ -5,18 +5,16 @@ the thing it ran (that is an outcome to log), only for a bug."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import httpx
 
 from infersight.runbooks import resp
 from infersight.runbooks.model import Command, HttpCall, Kubectl, RedisCall, Step
+from infersight.runbooks.program import run_program
 
 
 @dataclass(frozen=True)
@@ -32,27 +30,35 @@ class StepResult:
     started: float  # epoch seconds
     seconds: float
     captured: str | None = None
+    left_running: list[str] = field(default_factory=list)  # processes that outlived the step
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
+def _cut(text: str, limit: int, unread: int = 0) -> str:
+    """`text` cut to `limit` characters, saying how much more there was (`unread`: bytes past
+    what was kept in memory)."""
+    if len(text) <= limit and not unread:
+        return text
+    more = [f"{len(text) - limit} more chars"] if len(text) > limit else []
+    more += [f"{unread} more bytes not kept"] if unread else []
+    return text[:limit] + f"… ({' and '.join(more)})"
 
 
-def run_step(step: Step, timeout: float, max_output: int) -> StepResult:
-    """Run a rendered step (placeholders already filled)."""
+def run_step(step: Step, timeout: float, max_output: int, drain: float) -> StepResult:
+    """Run a rendered step (placeholders already filled). A program's output is read for at
+    most `drain` seconds after it ended or was killed at `timeout`."""
     started, t0 = time.time(), time.monotonic()
     a = step.action
-    if isinstance(a, HttpCall):
-        ok, detail, code, out, err, cap = _http(a, timeout)
-    elif isinstance(a, Command):
-        ok, detail, code, out, err, cap = _argv(a.argv, a.expect_exit, timeout)
-    elif isinstance(a, Kubectl):
-        ok, detail, code, out, err, cap = _argv(a.argv(), [0], timeout)
+    left: list[str] = []
+    if isinstance(a, Command | Kubectl):
+        argv, expect = (a.argv, a.expect_exit) if isinstance(a, Command) else (a.argv(), [0])
+        (ok, detail, code, out, err, cap), left = _argv(argv, expect, timeout, max_output, drain)
     else:
-        ok, detail, code, out, err, cap = _redis(a, timeout)
+        call = _http if isinstance(a, HttpCall) else _redis
+        ok, detail, code, out, err, cap = call(a, timeout)  # type: ignore[arg-type]
+        out, err = _cut(out, max_output), _cut(err, max_output)
     return StepResult(
         name=step.name,
         kind=step.kind,
@@ -60,11 +66,12 @@ def run_step(step: Step, timeout: float, max_output: int) -> StepResult:
         ok=ok,
         detail=detail,
         code=code,
-        output=_cut(out, max_output),
-        error_output=_cut(err, max_output),
+        output=out,
+        error_output=err,
         started=started,
         seconds=round(time.monotonic() - t0, 4),
         captured=cap if step.capture else None,
+        left_running=left,
     )
 
 
@@ -111,31 +118,27 @@ def _json_path(data: Any, path: str) -> str:
     return "" if data is None else json.dumps(data) if isinstance(data, bool) else str(data)
 
 
-def _argv(argv: list[str], expect: list[int], timeout: float) -> Outcome:
+def _argv(
+    argv: list[str], expect: list[int], timeout: float, max_output: int, drain: float
+) -> tuple[Outcome, list[str]]:
+    """The program's outcome, and what it left running (see `program.run_program`)."""
     prog = shutil.which(argv[0])
     if prog is None:
-        return False, f"missing binary: {argv[0]} is not installed or not on PATH", None, "", "", ""
-    try:
-        proc = subprocess.Popen(
-            [prog, *argv[1:]],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # a timeout stops the program and whatever it started
-        )
+        why = f"missing binary: {argv[0]} is not installed or not on PATH"
+        return (False, why, None, "", "", ""), []
+    try:  # 4 bytes a character: what is kept always fills the `max_output` characters shown
+        ran = run_program([prog, *argv[1:]], timeout, 4 * max_output, drain)
     except OSError as exc:
-        return False, f"cannot start {argv[0]}: {exc.strerror or exc}", None, "", "", ""
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        text = out.decode(errors="replace")
-        return False, f"timed out after {timeout:g} s", None, text, err.decode(errors="replace"), ""
-    text = out.decode(errors="replace")
-    good = proc.returncode in expect
-    why = "" if good else f"exit code {proc.returncode}, wanted {expect}"
-    return good, why, proc.returncode, text, err.decode(errors="replace"), text.strip()
+        return (False, f"cannot start {argv[0]}: {exc.strerror or exc}", None, "", "", ""), []
+    full = ran.out.decode(errors="replace")
+    out = _cut(full, max_output, ran.dropped[0])
+    err = _cut(ran.err.decode(errors="replace"), max_output, ran.dropped[1])
+    left = f"; left running: {', '.join(ran.left_running)}" if ran.left_running else ""
+    if ran.timed_out:
+        return (False, f"timed out after {timeout:g} s{left}", None, out, err, ""), ran.left_running
+    good = ran.code in expect
+    why = "" if good else f"exit code {ran.code}, wanted {expect}{left}"
+    return (good, why, ran.code, out, err, full.strip()), ran.left_running
 
 
 def _redis(a: RedisCall, timeout: float) -> Outcome:

@@ -8,6 +8,7 @@ secrets it knows and credential-like text (tokens, passwords, URL userinfo) neve
 
 from __future__ import annotations
 
+import errno
 import getpass
 import json
 import os
@@ -59,8 +60,13 @@ class AuditLog:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            self._fd = os.open(path, flags, 0o600)
+            # O_NONBLOCK: a FIFO named as the log fails or opens at once, never waits on a reader
+            self._fd = os.open(path, flags | os.O_NONBLOCK, 0o600)
         except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a FIFO no one reads (or a socket)
+                raise AuditError(
+                    f"audit log {path}: not a regular file; give --audit FILE"
+                ) from None
             raise AuditError(
                 f"audit log {path}: cannot be appended to ({exc.strerror or exc}); give "
                 "--audit FILE where you may write"
@@ -68,6 +74,7 @@ class AuditLog:
         if not stat.S_ISREG(os.fstat(self._fd).st_mode):
             os.close(self._fd)
             raise AuditError(f"audit log {path}: not a regular file; give --audit FILE")
+        os.set_blocking(self._fd, True)
         self.records = 0
 
     def write(self, event: str, **fields: Any) -> dict[str, Any]:

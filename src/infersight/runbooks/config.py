@@ -26,6 +26,13 @@ class RunbookConfig(BaseModel):
         description="A step's default time limit: a remedy that takes longer than half a minute "
         "to answer is stuck, and the night it is needed nobody waits for it.",
     )
+    drain_s: float = Field(
+        2.0,
+        gt=0,
+        description="How long a program's output is still read after it ended or was killed at "
+        "its time limit: what it wrote is in the pipe already, so a moment drains it; a "
+        "process it started that keeps the pipe open (a daemon, `setsid`) is not waited for.",
+    )
     verify_within_s: float = Field(
         120.0,
         description="A verification's default deadline: two minutes covers a few scrape "

@@ -253,7 +253,9 @@ class Runner:
                 f"{phase} {i + 1}/{len(steps)}: {self.redactor.scrub(rendered.describe())}"
             )
             timeout = step.timeout_s or self.config.step_timeout_s
-            result = run_step(rendered, timeout, self.config.max_output_chars)
+            result = run_step(rendered, timeout, self.config.max_output_chars, self.config.drain_s)
+            if result.left_running:
+                self.progress(f"{phase} {i + 1} left running: {', '.join(result.left_running)}")
             if result.ok and step.capture:
                 bad = string_refusal(result.captured or "", self.config.max_param_chars)
                 if bad is not None and (result.captured or "") != "":

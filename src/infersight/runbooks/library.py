@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from infersight.diagnose.rule_files import RuleFileError, read_rule_file
+from infersight import userfile
 from infersight.runbooks.model import Runbook, RunbookError
 from infersight.yamltext import parse_yaml
 
@@ -79,9 +79,9 @@ def load_library(extra_dirs: Iterable[Path | str] = ()) -> Library:
             raise RunbookError(f"{path}: not a folder of runbook files")
         for f in sorted([*path.glob("*.yaml"), *path.glob("*.yml")]):
             try:
-                text = read_rule_file(f)
-            except RuleFileError as exc:
-                raise RunbookError(str(exc).replace("a rule", "a runbook")) from None
+                text = userfile.read_text(f)
+            except userfile.UserFileError as exc:
+                raise RunbookError(str(exc)) from None
             book = parse_runbook(text, str(f))
             books[book.id], origins[book.id] = book, str(f)
     return Library(tuple(sorted(books.values(), key=lambda b: b.id)), origins)

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from infersight import userfile
 from infersight.sources.jsonload import JSONDepthError, loads
 
 MAX_DEPTH = 16
@@ -106,10 +107,9 @@ def parse_notification(body: bytes) -> Notification:
 def read_alert_file(path: Path, max_bytes: int = 1 << 20) -> Notification:
     """A saved notification (what Alertmanager POSTed, or `amtool`'s JSON of one group)."""
     try:
-        with open(path, "rb") as f:
-            body = f.read(max_bytes + 1)
-    except OSError as exc:
-        raise PayloadError(400, f"{path}: cannot be read ({exc.strerror or exc})") from None
+        body = userfile.read_bytes(path)
+    except userfile.UserFileError as exc:
+        raise PayloadError(400, str(exc)) from None
     if len(body) > max_bytes:
         raise PayloadError(413, f"{path}: over {max_bytes} bytes; not one notification")
     try:

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 
+from infersight import userfile
 from infersight.redact import register, register_basic_auth
 from infersight.sources.connect import ConnectionSettings
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
@@ -188,10 +189,10 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Serv
     where = str(path) if path is not None else "the environment"
     if path is not None:
         try:
-            doc = yaml.safe_load(path.read_text("utf-8")) or {}
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-        except (yaml.YAMLError, UnicodeDecodeError):
+            doc = yaml.safe_load(userfile.read_text(path)) or {}
+        except userfile.UserFileError as exc:
+            raise ConfigError(str(exc)) from None
+        except yaml.YAMLError:
             raise ConfigError(f"{path}: not valid YAML") from None
         if not isinstance(doc, dict):
             raise ConfigError(f"{path}: must be a mapping of settings")

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from infersight import userfile
+from infersight.limits import Limits
 from infersight.sources.promfloat import label_float
 from infersight.sources.raw import Labels, RawStore
 from infersight.timeparse import MAX_EPOCH, MIN_EPOCH
@@ -294,8 +296,10 @@ def read_exposition(
     interval: float | None = None,
     fmt: Format = "auto",
     clock: Clock = "sequential",
+    limits: Limits | None = None,
 ) -> RawStore:
-    """Samples of one or several exposition files.
+    """Samples of one or several exposition files (each a saved scrape: at most
+    `limits.response_bytes`, as the same answer over HTTP would be).
 
     Each file supplies an `instance` label (its stem, or `instance`) where samples lack one.
     Untimestamped scrapes are numbered across files in order (`clock="sequential"`: successive
@@ -307,8 +311,8 @@ def read_exposition(
     for item in items:
         path = Path(item)
         try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise ExpositionError(f"{path}: cannot be read ({e})") from None
+            text = userfile.read_text(path, limit="response_bytes", limits=limits)
+        except userfile.UserFileError as e:
+            raise ExpositionError(str(e)) from None
         inputs.append((parse_text(text, path.name, fmt), instance or path.stem))
     return to_store(inputs, job=job, start=start, interval=interval, clock=clock)

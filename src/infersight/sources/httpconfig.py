@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from infersight import userfile
 from infersight.redact import register, register_basic_auth
 
 #: a header name: an RFC 9110 token
@@ -40,8 +41,9 @@ _ACCEPTED = {
     "enable_http2",
 }
 _TLS_KEYS = {"ca_file", "cert_file", "key_file", "insecure_skip_verify"}
-#: credentials files are a few hundred bytes; a cap keeps a wrong path (a log) from being sent
-MAX_SECRET_FILE = 64 * 1024
+#: a credential is a few hundred characters (a JWT a few thousand); a cap keeps a wrong path
+#: (a one-line log, a binary) from being sent as one
+MAX_SECRET_CHARS = 64 * 1024
 
 
 class HTTPConfigError(ValueError):
@@ -64,16 +66,11 @@ def read_secret_file(path: str | os.PathLike[str], what: str) -> str:
     """The first line of a secret file, stripped (as Prometheus reads credentials files)."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_SECRET_FILE + 1)
-    except OSError as exc:
-        raise HTTPConfigError(f"{what} {p}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_SECRET_FILE:
-        raise HTTPConfigError(f"{what} {p}: over {MAX_SECRET_FILE} bytes; not a credentials file")
-    try:
-        text = data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        raise HTTPConfigError(f"{what} {p}: not UTF-8 text") from None
+        text = userfile.read_text(p, what).strip()
+    except userfile.UserFileError as exc:
+        raise HTTPConfigError(str(exc)) from None
+    if len(text) > MAX_SECRET_CHARS:
+        raise HTTPConfigError(f"{what} {p}: over {MAX_SECRET_CHARS} characters; not a credential")
     if not text:
         raise HTTPConfigError(f"{what} {p}: is empty")
     if "\n" in text:
@@ -192,10 +189,9 @@ def read_http_config(path: str | os.PathLike[str]) -> HTTPSettings:
     """Read and parse the file at `path`; errors start with the file's name."""
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise HTTPConfigError(f"--http.config.file {p}: cannot be read ({why or exc})") from None
+        text = userfile.read_text(p, "--http.config.file")
+    except userfile.UserFileError as exc:
+        raise HTTPConfigError(str(exc)) from None
     try:
         return parse_http_config(text, p.parent)
     except HTTPConfigError as exc:

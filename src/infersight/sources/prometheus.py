@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from infersight import userfile
 from infersight.limits import Limits
 from infersight.redact import Redactor, redact_url, strip_userinfo, userinfo
 from infersight.sources.errors import (
@@ -66,8 +67,17 @@ _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?: +[\x21-\x7e]+)*")
 def _tls(ca_file: str | None, insecure: bool, client_cert: str | tuple[str, str] | None) -> Any:
     if ca_file is None and not insecure and client_cert is None:
         return True
+    # read through the one reader of named files: a FIFO or /dev/zero never reaches OpenSSL
+    # (which would wait on the one or read the other without end)
     try:
-        ctx = ssl.create_default_context(cafile=ca_file)
+        cadata = None if ca_file is None else userfile.read_text(ca_file, "--ca-file")
+        if client_cert is not None:
+            for part in (client_cert,) if isinstance(client_cert, str) else client_cert:
+                userfile.read_bytes(part, "client certificate")
+    except userfile.UserFileError as exc:
+        raise BadConnection(str(exc)) from None
+    try:
+        ctx = ssl.create_default_context(cadata=cadata)
     except (ssl.SSLError, OSError, ValueError):
         raise BadConnection(
             f"--ca-file {ca_file}: not a readable PEM certificate bundle; give the CA's "

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infersight import userfile
 from infersight.limits import Limits
 from infersight.sources.jsonload import JSONDepthError, loads
 from infersight.sources.raw import RawStore, labels_of
@@ -119,8 +120,8 @@ def read_promjson(
     path: str | os.PathLike[str], *, name: str | None = None, limits: Limits | None = None
 ) -> RawStore:
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise PromJSONError(f"{p}: cannot be read ({e.strerror or e})") from None
+    try:  # a saved query_range answer: at most what the same answer over HTTP may be
+        data = userfile.read_bytes(p, limit="response_bytes", limits=limits)
+    except userfile.UserFileError as e:
+        raise PromJSONError(str(e)) from None
     return parse_promjson(data, name=name, source=p.name, limits=limits)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infersight import userfile
 from infersight.stress.runner import SCHEMA
 
 DEFAULT_BAND = 0.35  # used only when no repeated runs measured the noise (said in the verdict)
@@ -26,9 +27,9 @@ class RunFileError(Exception):
 
 def load_run(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise RunFileError(f"{path}: cannot read it ({exc.strerror})") from None
+        data = json.loads(userfile.read_text(path))
+    except userfile.UserFileError as exc:
+        raise RunFileError(str(exc)) from None
     except ValueError:
         raise RunFileError(f"{path}: not JSON; expected a `stress run -o` results file") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:

@@ -97,6 +97,26 @@ def _wait_locust(
     return data
 
 
+def check(url: str, profile: str, users: int, duration_s: float) -> list[Step]:
+    """The run's steps; ValueError (one line) for a target or a plan that cannot be run."""
+    check_loopback(url)
+    if users > MAX_USERS or duration_s > MAX_DURATION_S:
+        raise ValueError(f"--users at most {MAX_USERS} and --duration at most 3h")
+    return steps(profile, users, duration_s)
+
+
+def failed(result: dict[str, Any]) -> str | None:
+    """Why the run is a finding (exit 1): the SLO broken, or no request answered; else None."""
+    total = result["total"]
+    if total["requests"] and total["errors"] == total["requests"]:
+        return f"every request failed ({total['errors']:,} of {total['requests']:,})"
+    if total["requests"] == 0:
+        return "no request was sent"
+    if not result["slo_ok"]:
+        return f"SLO broken from step {result['saturation_step']}"
+    return None
+
+
 def run(
     url: str,
     profile: str,
@@ -107,10 +127,7 @@ def run(
     prometheus: str | None = None,
 ) -> dict[str, Any]:
     """Run `profile` against `url` (loopback only); the results as one JSON-able dict."""
-    check_loopback(url)
-    if users > MAX_USERS or duration_s > MAX_DURATION_S:
-        raise ValueError(f"--users at most {MAX_USERS} and --duration at most 3h")
-    plan = steps(profile, users, duration_s)
+    plan = check(url, profile, users, duration_s)
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="infersight-stress-") as tmp:
         workdir = Path(tmp)

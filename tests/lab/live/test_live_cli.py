@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -35,6 +36,13 @@ def test_status_and_down_without_a_lab_say_so(tmp_path: Path) -> None:
         assert res.exit_code == 1, res.output
         assert "no lab in" in res.output and "lab up" in res.output
         assert "Traceback" not in res.output
+
+
+def test_a_lab_state_that_is_a_fifo_is_one_line(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "lab.json")  # read blocking, `lab status` would wait forever
+    res = _run(["lab", "status", "--dir", str(tmp_path)])
+    assert res.exit_code == 1 and "lab.json: is a FIFO" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1
 
 
 def test_unknown_fault_is_a_usage_error(tmp_path: Path) -> None:

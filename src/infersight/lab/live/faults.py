@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from infersight import userfile
 from infersight.lab.live.procs import LabError, Proc, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
 from infersight.lab.live.stack import Lab, restart
@@ -215,7 +216,7 @@ def _active_path(lab: Lab) -> Path:
 
 def active(lab: Lab) -> list[dict[str, Any]]:
     try:
-        raw = json.loads(_active_path(lab).read_text())
+        raw = json.loads(userfile.read_text(_active_path(lab)))
     except (OSError, ValueError):
         return []
     return [a for a in raw if isinstance(a, dict)] if isinstance(raw, list) else []
@@ -224,14 +225,14 @@ def active(lab: Lab) -> list[dict[str, Any]]:
 def _record(lab: Lab, entry: dict[str, Any]) -> None:
     (lab.dir / "faults").mkdir(exist_ok=True)
     truth = lab.dir / "faults" / "truth.jsonl"
-    old = truth.read_text() if truth.exists() else ""
+    old = userfile.read_text(truth) if truth.exists() else ""
     write_text(truth, old + json.dumps(entry, sort_keys=True) + "\n")
 
 
 def _set_links(lab: Lab, replica: int, cfg: dict[str, float] | None) -> None:
     path = lab.dir / "links.json"
     try:
-        links = json.loads(path.read_text())
+        links = json.loads(userfile.read_text(path))
     except (OSError, ValueError):
         links = {}
     if cfg is None:
@@ -367,7 +368,7 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
 def _stop_recorded(lab: Lab, stem: str) -> None:
     pidfile = lab.dir / "pids" / f"{stem}.pid"
     try:
-        pid, started = pidfile.read_text().split()
+        pid, started = userfile.read_text(pidfile).split()
     except (OSError, ValueError):
         return
     stop([Proc(stem, int(pid), int(started))])

@@ -23,7 +23,11 @@ MAX_IN_FLIGHT = 256
 
 
 def check_loopback(url: str) -> None:
-    host = urlsplit(url).hostname or ""
+    """ValueError unless `url` is http:// or https:// on a loopback host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{url!r}: load goes to http:// or https:// URLs only")
+    host = parts.hostname or ""
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(f"load goes to loopback only, not {host or url!r}")
 

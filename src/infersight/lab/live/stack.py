@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import socket
 import sys
 import time
@@ -20,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from infersight import userfile
 from infersight.lab.live import configs
 from infersight.lab.live.procs import LabError, Proc, listening, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
@@ -129,8 +131,10 @@ class Lab:
     @classmethod
     def load(cls, lab_dir: Path) -> Lab:
         path = lab_dir / STATE
+        if not os.path.lexists(path):
+            raise LabError(f"no lab in {lab_dir} (no {STATE}); start one with `lab up`")
         try:
-            raw = json.loads(path.read_text("utf-8"))
+            raw = json.loads(userfile.read_text(path))
             return cls(
                 dir=lab_dir,
                 replicas=int(raw["replicas"]),
@@ -138,9 +142,9 @@ class Lab:
                 parts=[Part.from_dict(d) for d in raw["parts"]],
                 started_at=float(raw.get("started_at", 0.0)),
             )
-        except FileNotFoundError:
-            raise LabError(f"no lab in {lab_dir} (no {STATE}); start one with `lab up`") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except userfile.UserFileError as exc:
+            raise LabError(str(exc)) from None
+        except (ValueError, KeyError, TypeError) as exc:
             raise LabError(f"{path} is unreadable or damaged: {exc}") from None
 
 
@@ -490,7 +494,7 @@ def fault_procs(lab_dir: Path) -> list[Proc]:
     out = []
     for pidfile in sorted((lab_dir / "pids").glob("fault-*.pid")):
         with contextlib.suppress(OSError, ValueError):
-            pid, started = pidfile.read_text().split()
+            pid, started = userfile.read_text(pidfile).split()
             out.append(Proc(pidfile.stem, int(pid), int(started)))
     return out
 

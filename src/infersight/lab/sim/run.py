@@ -20,9 +20,13 @@ from infersight.lab.sim.model import Trace, run_model
 from infersight.lab.sim.scenarios import SCENARIOS, get_scenario
 from infersight.lab.sim.traffic import DAY, fleet_demand
 from infersight.lab.sim.truth import GroundTruth
+from infersight.limits import LimitExceeded, Limits, current
 from infersight.sources.raw import RawStore
 
 #: 2025-06-02 00:00 UTC, a Monday: runs start at a midnight unless told otherwise
+#: peak memory of one simulated point (an instance at a time step), from bench/sim_memory.py:
+#: 6.66 GiB for 1,000 instances × 6,241 points, where the fixed part is small
+BYTES_PER_POINT = 1_150
 BASE_START = 1748822400.0
 
 Progress = Callable[[str, float], None]
@@ -109,6 +113,19 @@ def _default_start(anchor: float | None, hours: float, step: float, at: float = 
     return float(np.floor(start / step) * step)
 
 
+def check_size(instances: int, n: int, limits: Limits) -> None:
+    """LimitExceeded (one line, with the memory it would take) past `limits.sim_points`."""
+    points = instances * n
+    if points > limits.sim_points:
+        gib = points * BYTES_PER_POINT / 2**30
+        raise LimitExceeded(
+            f"{instances:,} instances × {n:,} time points is {points:,} points to simulate "
+            f"(about {gib:,.1f} GiB of memory), over the {limits.sim_points:,}-point limit; use "
+            f"fewer instances or a shorter --duration/--history, or "
+            f"{limits.hint('sim_points', flag=False)}"
+        )
+
+
 def simulate(
     scenario: str,
     hours: float = 26.0,
@@ -119,13 +136,16 @@ def simulate(
     progress: Progress | None = None,
     history_h: float = 0.0,
     variation: Variation | None = None,
+    limits: Limits | None = None,
 ) -> SimResult:
     """Run the fleet through `scenario`; same arguments, same result.
 
     `history_h` prepends that many fault-free hours, so that a 1 h incident window has the
     same window a day earlier as a baseline (history_h=25) however the fault is placed.
     `variation` scales the fault, moves its onset to night or day (the run's start moves so
-    the band lies inside it) or the noise; the default leaves the run as it was.
+    the band lies inside it) or the noise; the default leaves the run as it was. A run of more
+    points (instances × time steps) than `limits.sim_points` (default: `limits.current()`) is
+    refused with LimitExceeded before anything is allocated.
     """
     if hours <= 0 or instances < 1 or step <= 0 or history_h < 0:
         raise ValueError("hours and step must be positive, history_h >= 0, instances >= 1")
@@ -146,6 +166,7 @@ def simulate(
     first = round(history_h * 3600.0 / step)
     t0 -= first * step
     n = first + int(hours * 3600.0 / step) + 1
+    check_size(instances, n, limits or current())
     ts = t0 + step * np.arange(n, dtype=np.float64)
     rng = np.random.default_rng(seed)
     # the first four streams are as they were before the fleet got its spread
