@@ -22,9 +22,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+)
 
-from infersight.sources.connect import ConnectionSettings
+from infersight.sources.connect import ConnectionSettings, file_name
+from infersight.sources.errors import BadConnection, BadCredentials
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
 
@@ -36,6 +45,7 @@ def _seconds(value: Any) -> Any:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+FileName = Annotated[Path, AfterValidator(file_name)]
 
 
 class ConfigError(ValueError):
@@ -49,14 +59,14 @@ class _Strict(BaseModel):
 class BasicAuth(_Strict):
     username: str
     password: SecretStr | None = None
-    password_file: Path | None = None
+    password_file: FileName | None = None
 
 
 class AuthConfig(_Strict):
     """How Alertmanager proves itself: its webhook_configs' http_config sends the same."""
 
     bearer_token: SecretStr | None = None
-    bearer_token_file: Path | None = None
+    bearer_token_file: FileName | None = None
     basic_auth: BasicAuth | None = None
     disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
     pages: bool = Field(
@@ -75,7 +85,7 @@ class CaptureConfig(_Strict):
     baselines: list[Seconds] = Field(default_factory=lambda: [3600.0, 86400.0, 604800.0])
     pids: list[int] = Field(default_factory=list)
     processes: list[str] = Field(default_factory=list)
-    logs: list[Path] = Field(default_factory=list)
+    logs: list[FileName] = Field(default_factory=list)
     log_bytes: int = Field(1 << 20, gt=0)
     gpu: bool = False
     part_timeout: Seconds = 60.0
@@ -92,7 +102,7 @@ class ServeConfig(_Strict):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     prometheus: ConnectionSettings | None = None
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
-    out_dir: Path = Path("captures")
+    out_dir: FileName = Path("captures")
     max_concurrency: int = Field(2, ge=1, le=64)
     queue_size: int = Field(32, ge=0, le=100_000)
     max_body_bytes: int = Field(1 << 20, ge=1024)
@@ -104,7 +114,7 @@ class ServeConfig(_Strict):
     public_url: str | None = Field(
         None, description="How people reach this service, for links in Slack summaries."
     )
-    history: Path | None = Field(
+    history: FileName | None = Field(
         None,
         description="A postmortem library folder (`infersight postmortem`): each capture's "
         "reports link the most similar past incidents in it. None: no history is searched.",
@@ -157,12 +167,17 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         path = [p.lower() for p in key[len(ENV_PREFIX) :].split("__") if p]
         try:
             value = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, RecursionError):  # a date out of range is a ValueError
             value = raw
         node = tree
-        for part in path[:-1]:
+        for i, part in enumerate(path[:-1]):
             node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                above = ENV_PREFIX + "__".join(path[: i + 1]).upper()
+                raise ConfigError(f"{key}: {above} sets the whole section; set one or the other")
         if path:
+            if isinstance(node.get(path[-1]), dict):
+                raise ConfigError(f"{key}: its keys are set one by one too; set one or the other")
             node[path[-1]] = value
     return tree
 
@@ -185,6 +200,9 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Serv
             raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         except (yaml.YAMLError, UnicodeDecodeError):
             raise ConfigError(f"{path}: not valid YAML") from None
+        except (ValueError, RecursionError) as exc:  # a date out of range (0000-00-00), nesting
+            why = " ".join(str(exc).split()) or type(exc).__name__
+            raise ConfigError(f"{path}: not valid YAML ({why})") from None
         if not isinstance(doc, dict):
             raise ConfigError(f"{path}: must be a mapping of settings")
     doc = _merge(doc, _env_overrides(os.environ if env is None else env))
@@ -195,4 +213,11 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Serv
         loc = ".".join(str(p) for p in first["loc"]) or "the config"
         raise ConfigError(f"{where}: {loc}: {first['msg']}") from None
     cfg.credentials()  # a missing or unreadable credential stops the start, not a webhook later
+    if cfg.prometheus is not None:
+        # what every capture's client would refuse (credentials from more than one place, an
+        # unreadable token file, a URL that is none), refused now rather than at each capture
+        try:
+            cfg.prometheus.check()
+        except (BadConnection, BadCredentials) as exc:
+            raise ConfigError(f"{where}: prometheus: {exc}") from None
     return cfg
