@@ -106,6 +106,14 @@ class ServeConfig(_Strict):
     max_concurrency: int = Field(2, ge=1, le=64)
     queue_size: int = Field(32, ge=0, le=100_000)
     max_body_bytes: int = Field(1 << 20, ge=1024)
+    body_timeout: Seconds = Field(
+        10.0,
+        le=3600,
+        description="Seconds a sender has to deliver a whole request body; past it the answer "
+        "is 408 and the connection is closed. Alertmanager writes a notification (at most "
+        "max_body_bytes, 1 MiB) at once: 10 s is ample on any network, while a client that "
+        "trickles its body cannot hold a connection and its memory for long.",
+    )
     dedupe_window: Seconds = 86400.0
     max_groups: int = Field(10_000, ge=1)
     recent: int = Field(200, ge=1, le=100_000)
