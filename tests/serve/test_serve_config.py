@@ -130,3 +130,19 @@ def test_a_prometheus_block_with_credentials_in_three_places_stops_the_start(
         load_config(cfg, {})
     cfg.write_text(f"auth: {{bearer_token: {SECRET}}}\nprometheus: {{url: 'http://prom:9090'}}\n")
     assert load_config(cfg, {}).prometheus is not None
+
+
+def test_serve_settings_for_the_body_and_the_stop(tmp_path: Path) -> None:
+    cfg = load_config(None, {"INFERSIGHT_SERVE__AUTH__BEARER_TOKEN": SECRET})
+    assert cfg.body_timeout == 10.0 and cfg.shutdown_grace == 20.0
+    assert cfg.queue_folder() == Path("captures") / ".queue"
+    env = {
+        "INFERSIGHT_SERVE__AUTH__BEARER_TOKEN": SECRET,
+        "INFERSIGHT_SERVE__BODY_TIMEOUT": "2s",
+        "INFERSIGHT_SERVE__SHUTDOWN_GRACE": "0",
+        "INFERSIGHT_SERVE__QUEUE_DIR": str(tmp_path / "q"),
+    }
+    cfg = load_config(None, env)
+    assert (cfg.body_timeout, cfg.shutdown_grace, cfg.queue_folder()) == (2.0, 0.0, tmp_path / "q")
+    with pytest.raises(ConfigError, match="body_timeout: Input should be greater than 0"):
+        load_config(None, {**env, "INFERSIGHT_SERVE__BODY_TIMEOUT": "0"})

@@ -10,7 +10,8 @@
 Answers to /alerts: 200 accepted / duplicate / resolved; 401 without valid credentials; 413
 for a body over `max_body_bytes`; 408 (and the connection closed) for a body not received
 within `body_timeout`; 400 for a body that is not JSON; 422 for JSON that is not a version-4
-notification; 503 with Retry-After when the queue is full (Alertmanager retries).
+notification; 503 with Retry-After when the queue is full or its folder refuses the job
+(Alertmanager retries).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from infersight.serve.alerts import PayloadError, parse_notification
 from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import CaptureRecord, Decision, Dispatcher, Runner
 from infersight.serve.jobs import BUNDLE, REPORTS
+from infersight.serve.spool import Spool
 from infersight.timeparse import iso
 
 log = logging.getLogger("infersight.serve")
@@ -167,6 +169,7 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
         max_groups=cfg.max_groups,
         recent=cfg.recent,
         redactor=redactor,
+        spool=Spool(cfg.queue_folder()),
     )
     metrics = _Metrics(d)
     previous = d.on_done
@@ -185,7 +188,7 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
         try:
             yield
         finally:
-            await d.stop()
+            await d.stop(cfg.shutdown_grace)
 
     app = FastAPI(title="infersight serve", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.dispatcher = d
@@ -215,6 +218,9 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
         if decision is Decision.SHED:
             log.warning("queue full: refused group %s (the sender retries)", n.name())
             return _refuse(503, "too many captures waiting; retry later", retry)
+        if decision is Decision.UNSTORED:
+            log.error("refused group %s (the sender retries): %s", n.name(), d.last_error)
+            return _refuse(503, "the capture could not be queued on disk; retry later", retry)
         if decision is Decision.ACCEPTED and record is not None:
             log.info("capture %s queued for %s", record.id, record.alertname)
         return JSONResponse({"status": decision.value, "capture": record.id if record else None})

@@ -4,7 +4,7 @@
     auth: {bearer_token_file: /etc/infersight/webhook-token}      # or basic_auth: {...}
     prometheus: {url: http://prometheus:9090, tenant: team-a, http_config_file: ...}
     capture: {since: 30m, processes: [vllm], logs: [/var/log/vllm.log], gpu: true}
-    out_dir: /var/lib/infersight/captures
+    out_dir: /var/lib/infersight/captures   # queue_dir: <out_dir>/.queue unless set
     max_concurrency: 2          # captures at once
     queue_size: 32              # captures waiting; beyond it a notification is refused (503)
     slack: {webhook_url: https://hooks.slack.com/services/...}
@@ -45,6 +45,7 @@ def _seconds(value: Any) -> Any:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+SecondsOrZero = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
 FileName = Annotated[Path, AfterValidator(file_name)]
 
 
@@ -114,6 +115,19 @@ class ServeConfig(_Strict):
         "max_body_bytes, 1 MiB) at once: 10 s is ample on any network, while a client that "
         "trickles its body cannot hold a connection and its memory for long.",
     )
+    queue_dir: FileName | None = Field(
+        None,
+        description="Where each accepted capture is kept until it has run, so that a restart "
+        "resumes it (Alertmanager will not send the group again before its repeat_interval). "
+        "None: <out_dir>/.queue.",
+    )
+    shutdown_grace: SecondsOrZero = Field(
+        20.0,
+        le=3600,
+        description="On SIGTERM, seconds the queued and running captures get to finish; what "
+        "is left stays in queue_dir for the next start. Under Kubernetes' default 30 s "
+        "terminationGracePeriodSeconds (SIGKILL after it), with time to log what is left.",
+    )
     dedupe_window: Seconds = 86400.0
     max_groups: int = Field(10_000, ge=1)
     recent: int = Field(200, ge=1, le=100_000)
@@ -127,6 +141,9 @@ class ServeConfig(_Strict):
         description="A postmortem library folder (`infersight postmortem`): each capture's "
         "reports link the most similar past incidents in it. None: no history is searched.",
     )
+
+    def queue_folder(self) -> Path:
+        return self.queue_dir if self.queue_dir is not None else self.out_dir / ".queue"
 
     def credentials(self) -> tuple[str | None, tuple[str, str] | None]:
         """(bearer token, (user, password)) expected of senders, read from files if so."""
