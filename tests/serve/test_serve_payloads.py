@@ -63,6 +63,10 @@ def test_refusals_have_the_right_status(served: tuple[str, list[Job]]) -> None:
     assert _post(url, json.dumps({**notification("g", ["a"]), "version": "3"})).status_code == 422
     assert _post(url, json.dumps({"version": "4", "groupKey": "x"})).status_code == 422
     assert _post(url, b'"a string"').status_code == 422
+    # a startsAt out of range once in UTC (found by tests/fuzz/test_serve_fuzz.py: it was a 500)
+    late = notification("g", ["a"], starts_at="9999-12-31T23:59:59-12:00")
+    r = _post(url, json.dumps(late))
+    assert r.status_code == 422 and "startsAt" in r.json()["error"]
     big = json.dumps(notification("g1", [f"fp{i}" for i in range(200)]))
     assert len(big) > 4096
     assert _post(url, big).status_code == 413
@@ -79,7 +83,7 @@ def test_refusals_have_the_right_status(served: tuple[str, list[Job]]) -> None:
     metrics = httpx.get(url + "/metrics").text
     assert 'infersight_serve_notifications_total{result="unauthenticated"} 3.0' in metrics
     assert 'infersight_serve_notifications_total{result="too_large"} 2.0' in metrics
-    assert 'infersight_serve_notifications_total{result="malformed"} 5.0' in metrics
+    assert 'infersight_serve_notifications_total{result="malformed"} 6.0' in metrics
 
     assert _post(url, good).json()["status"] == "accepted"
     assert _post(url, good).json()["status"] == "duplicate"

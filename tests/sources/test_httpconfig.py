@@ -69,7 +69,7 @@ def test_credentials_come_from_one_place(tmp_path: Path) -> None:
     twice = ConnectionSettings(
         url="http://h:9090", bearer_token="tok-12345", bearer_token_file=token_file
     )
-    with pytest.raises(BadCredentials, match="not both"):
+    with pytest.raises(BadCredentials, match=r"2 places \(a bearer token, a bearer token file\)"):
         twice.client()
     with pytest.raises(BadConnection, match="cannot be read"):
         ConnectionSettings(url="http://h:9090", http_config_file=tmp_path / "nope").client()

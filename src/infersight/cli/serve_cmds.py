@@ -55,7 +55,9 @@ def serve(
     Point an Alertmanager webhook_config at http://HOST:PORT/alerts with the same credentials
     as the config's `auth`. Each new firing group gets one bundle and its reports (md, html,
     json) under out_dir; / lists recent captures (with the same credentials, as do the reports
-    and bundles), /metrics the service's own metrics.
+    and bundles), /metrics the service's own metrics. An accepted capture is kept in
+    queue_dir until it has run: on SIGTERM, what does not finish within shutdown_grace runs
+    at the next start.
 
     Example: infersight serve --config /etc/infersight/serve.yaml
     """
@@ -81,10 +83,11 @@ def serve(
     )
     from infersight.safe_write import OutputError, check_folder
 
-    try:
-        check_folder(cfg.out_dir, create=True)
-    except OutputError as exc:
-        fail(f"out_dir: {exc}", EXIT_USAGE)
+    for key, folder in (("out_dir", cfg.out_dir), ("queue_dir", cfg.queue_folder())):
+        try:
+            check_folder(folder, create=True)
+        except OutputError as exc:
+            fail(f"{key}: {exc}", EXIT_USAGE)
     from infersight.serve.logsafe import log_to
 
     log_to(None, cfg.secrets())

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infersight import userfile
 from infersight.sources.jsonload import JSONDepthError, loads
@@ -40,6 +40,18 @@ class Alert(BaseModel):
     endsAt: datetime | None = None
     generatorURL: str = ""
     fingerprint: str = ""
+
+    @field_validator("startsAt", "endsAt")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        """In UTC (a time without an offset is read as UTC, as Alertmanager writes them); one
+        that is out of range there (9999-12-31T23:00:00-12:00) is refused here, not later."""
+        if v is None:
+            return None
+        try:
+            return v.replace(tzinfo=UTC) if v.tzinfo is None else v.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("out of range in UTC (years 1 to 9999)") from None
 
     def key(self) -> str:
         """The fingerprint, or one made from the labels when a sender leaves it out."""
@@ -69,7 +81,7 @@ class Notification(BaseModel):
     def starts_at(self) -> float:
         """The earliest startsAt of the firing alerts (of all, when none fires)."""
         alerts = self.firing() or self.alerts
-        times = [a.startsAt.astimezone(UTC).timestamp() for a in alerts]
+        times = [a.startsAt.timestamp() for a in alerts]
         return min(times) if times else datetime.now(UTC).timestamp()
 
     def scope(self) -> dict[str, str]:

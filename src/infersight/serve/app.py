@@ -11,12 +11,15 @@
                             authenticates)
 
 Answers to /alerts: 200 accepted / duplicate / resolved; 401 without valid credentials; 413
-for a body over `max_body_bytes`; 400 for a body that is not JSON; 422 for JSON that is not a
-version-4 notification; 503 with Retry-After when the queue is full (Alertmanager retries).
+for a body over `max_body_bytes`; 408 (and the connection closed) for a body not received
+within `body_timeout`; 400 for a body that is not JSON; 422 for JSON that is not a version-4
+notification; 503 with Retry-After when the queue is full or its folder refuses the job
+(Alertmanager retries).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
@@ -41,6 +44,7 @@ from infersight.serve.alerts import PayloadError, parse_notification
 from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import CaptureRecord, Decision, Dispatcher, Runner
 from infersight.serve.jobs import BUNDLE, REPORTS
+from infersight.serve.spool import Spool
 from infersight.timeparse import iso
 
 log = logging.getLogger("infersight.serve")
@@ -105,17 +109,30 @@ def _refuse(status: int, message: str, headers: dict[str, str] | None = None) ->
     return JSONResponse({"status": "refused", "error": message}, status, headers=headers)
 
 
-async def _body(request: Request, cap: int) -> bytes | None:
-    """The body, or None once it passes `cap` bytes (read no further)."""
+class _BodyRefused(Exception):
+    def __init__(self, status: int, result: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.result = status, result
+
+
+async def _body(request: Request, cap: int, timeout: float) -> bytes:
+    """The body, read within `timeout` seconds in all and up to `cap` bytes (no further)."""
     declared = request.headers.get("content-length", "")
+    too_large = _BodyRefused(413, "too_large", f"body over {cap} bytes")
     if declared.isdigit() and int(declared) > cap:
-        return None
+        raise too_large
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > cap:
+                    raise too_large
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _BodyRefused(
+            408, "timeout", f"body not received within {timeout:g} s; send it whole"
+        ) from None
     return b"".join(chunks)
 
 
@@ -155,6 +172,7 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
         max_groups=cfg.max_groups,
         recent=cfg.recent,
         redactor=redactor,
+        spool=Spool(cfg.queue_folder()),
     )
     metrics = _Metrics(d)
     previous = d.on_done
@@ -173,7 +191,7 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
         try:
             yield
         finally:
-            await d.stop()
+            await d.stop(cfg.shutdown_grace)
 
     app = FastAPI(title="infersight serve", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.dispatcher = d
@@ -185,10 +203,13 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
             return _refuse(
                 401, "missing or wrong credentials", {"WWW-Authenticate": auth.challenge()}
             )
-        body = await _body(request, cfg.max_body_bytes)
-        if body is None:
-            metrics.notifications.labels("too_large").inc()
-            return _refuse(413, f"body over {cfg.max_body_bytes} bytes")
+        try:
+            body = await _body(request, cfg.max_body_bytes, cfg.body_timeout)
+        except _BodyRefused as exc:
+            metrics.notifications.labels(exc.result).inc()
+            # a sender that stalls gets its connection closed, not drained for the next request
+            close = {"Connection": "close"} if exc.status == 408 else None
+            return _refuse(exc.status, str(exc), close)
         try:
             n = parse_notification(body)
         except PayloadError as exc:
@@ -196,11 +217,13 @@ def create_app(cfg: ServeConfig, runner: Runner, dispatcher: Dispatcher | None =
             return _refuse(exc.status, str(exc))
         decision, record = d.submit(n)
         metrics.notifications.labels(decision.value).inc()
+        retry = {"Retry-After": str(cfg.retry_after)}
         if decision is Decision.SHED:
             log.warning("queue full: refused group %s (the sender retries)", n.name())
-            return _refuse(
-                503, "too many captures waiting; retry later", {"Retry-After": str(cfg.retry_after)}
-            )
+            return _refuse(503, "too many captures waiting; retry later", retry)
+        if decision is Decision.UNSTORED:
+            log.error("refused group %s (the sender retries): %s", n.name(), d.last_error)
+            return _refuse(503, "the capture could not be queued on disk; retry later", retry)
         if decision is Decision.ACCEPTED and record is not None:
             log.info("capture %s queued for %s", record.id, record.alertname)
         return JSONResponse({"status": decision.value, "capture": record.id if record else None})

@@ -5,7 +5,7 @@
                                   # the same credentials open the page, reports and bundles
     prometheus: {url: http://prometheus:9090, tenant: team-a, http_config_file: ...}
     capture: {since: 30m, processes: [vllm], logs: [/var/log/vllm.log], gpu: true}
-    out_dir: /var/lib/infersight/captures
+    out_dir: /var/lib/infersight/captures   # queue_dir: <out_dir>/.queue unless set
     max_concurrency: 2          # captures at once
     queue_size: 32              # captures waiting; beyond it a notification is refused (503)
     slack: {webhook_url: https://hooks.slack.com/services/...}
@@ -23,11 +23,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+)
 
 from infersight import userfile
 from infersight.redact import register, register_basic_auth
-from infersight.sources.connect import ConnectionSettings
+from infersight.sources.connect import ConnectionSettings, file_name
+from infersight.sources.errors import BadConnection, BadCredentials
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
 
@@ -39,6 +48,8 @@ def _seconds(value: Any) -> Any:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+SecondsOrZero = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
+FileName = Annotated[Path, AfterValidator(file_name)]
 
 
 class ConfigError(ValueError):
@@ -52,14 +63,14 @@ class _Strict(BaseModel):
 class BasicAuth(_Strict):
     username: str
     password: SecretStr | None = None
-    password_file: Path | None = None
+    password_file: FileName | None = None
 
 
 class AuthConfig(_Strict):
     """How Alertmanager proves itself: its webhook_configs' http_config sends the same."""
 
     bearer_token: SecretStr | None = None
-    bearer_token_file: Path | None = None
+    bearer_token_file: FileName | None = None
     basic_auth: BasicAuth | None = None
     disabled: bool = Field(False, description="Accept unauthenticated webhooks (tests only).")
     pages: bool = Field(
@@ -81,7 +92,7 @@ class CaptureConfig(_Strict):
     baselines: list[Seconds] = Field(default_factory=lambda: [3600.0, 86400.0, 604800.0])
     pids: list[int] = Field(default_factory=list)
     processes: list[str] = Field(default_factory=list)
-    logs: list[Path] = Field(default_factory=list)
+    logs: list[FileName] = Field(default_factory=list)
     log_bytes: int = Field(1 << 20, gt=0)
     gpu: bool = False
     part_timeout: Seconds = 60.0
@@ -98,10 +109,31 @@ class ServeConfig(_Strict):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     prometheus: ConnectionSettings | None = None
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
-    out_dir: Path = Path("captures")
+    out_dir: FileName = Path("captures")
     max_concurrency: int = Field(2, ge=1, le=64)
     queue_size: int = Field(32, ge=0, le=100_000)
     max_body_bytes: int = Field(1 << 20, ge=1024)
+    body_timeout: Seconds = Field(
+        10.0,
+        le=3600,
+        description="Seconds a sender has to deliver a whole request body; past it the answer "
+        "is 408 and the connection is closed. Alertmanager writes a notification (at most "
+        "max_body_bytes, 1 MiB) at once: 10 s is ample on any network, while a client that "
+        "trickles its body cannot hold a connection and its memory for long.",
+    )
+    queue_dir: FileName | None = Field(
+        None,
+        description="Where each accepted capture is kept until it has run, so that a restart "
+        "resumes it (Alertmanager will not send the group again before its repeat_interval). "
+        "None: <out_dir>/.queue.",
+    )
+    shutdown_grace: SecondsOrZero = Field(
+        20.0,
+        le=3600,
+        description="On SIGTERM, seconds the queued and running captures get to finish; what "
+        "is left stays in queue_dir for the next start. Under Kubernetes' default 30 s "
+        "terminationGracePeriodSeconds (SIGKILL after it), with time to log what is left.",
+    )
     dedupe_window: Seconds = 86400.0
     max_groups: int = Field(10_000, ge=1)
     recent: int = Field(200, ge=1, le=100_000)
@@ -110,11 +142,14 @@ class ServeConfig(_Strict):
     public_url: str | None = Field(
         None, description="How people reach this service, for links in Slack summaries."
     )
-    history: Path | None = Field(
+    history: FileName | None = Field(
         None,
         description="A postmortem library folder (`infersight postmortem`): each capture's "
         "reports link the most similar past incidents in it. None: no history is searched.",
     )
+
+    def queue_folder(self) -> Path:
+        return self.queue_dir if self.queue_dir is not None else self.out_dir / ".queue"
 
     def credentials(self) -> tuple[str | None, tuple[str, str] | None]:
         """(bearer token, (user, password)) expected of senders, read from files if so."""
@@ -166,12 +201,17 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         path = [p.lower() for p in key[len(ENV_PREFIX) :].split("__") if p]
         try:
             value = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, RecursionError):  # a date out of range is a ValueError
             value = raw
         node = tree
-        for part in path[:-1]:
+        for i, part in enumerate(path[:-1]):
             node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                above = ENV_PREFIX + "__".join(path[: i + 1]).upper()
+                raise ConfigError(f"{key}: {above} sets the whole section; set one or the other")
         if path:
+            if isinstance(node.get(path[-1]), dict):
+                raise ConfigError(f"{key}: its keys are set one by one too; set one or the other")
             node[path[-1]] = value
     return tree
 
@@ -194,6 +234,9 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Serv
             raise ConfigError(str(exc)) from None
         except yaml.YAMLError:
             raise ConfigError(f"{path}: not valid YAML") from None
+        except (ValueError, RecursionError) as exc:  # a date out of range (0000-00-00), nesting
+            why = " ".join(str(exc).split()) or type(exc).__name__
+            raise ConfigError(f"{path}: not valid YAML ({why})") from None
         if not isinstance(doc, dict):
             raise ConfigError(f"{path}: must be a mapping of settings")
     doc = _merge(doc, _env_overrides(os.environ if env is None else env))
@@ -204,4 +247,11 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Serv
         loc = ".".join(str(p) for p in first["loc"]) or "the config"
         raise ConfigError(f"{where}: {loc}: {first['msg']}") from None
     cfg.credentials()  # a missing or unreadable credential stops the start, not a webhook later
+    if cfg.prometheus is not None:
+        # what every capture's client would refuse (credentials from more than one place, an
+        # unreadable token file, a URL that is none), refused now rather than at each capture
+        try:
+            cfg.prometheus.check()
+        except (BadConnection, BadCredentials) as exc:
+            raise ConfigError(f"{where}: prometheus: {exc}") from None
     return cfg

@@ -12,6 +12,10 @@ Retry-After) and *not* remembered, so Alertmanager's retry is accepted once ther
 capture is lost, none is made twice. Memory is bounded too: at most `max_groups` groups are
 remembered (for `dedupe_window` seconds after their last notification), each with at most
 `MAX_FINGERPRINTS` fingerprints, and the page keeps the last `recent` captures.
+
+An accepted capture is kept on disk until it has run (`spool.py`): written before the answer,
+removed when done, resumed by the next `start()`. `stop(grace)` lets the captures queued and
+running finish for up to `grace` seconds and logs one line for each one left to the next start.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import concurrent.futures as cf
 import enum
 import hashlib
+import logging
 import re
 import time
 from collections import OrderedDict
@@ -31,7 +36,9 @@ from typing import Any
 
 from infersight.redact import Redactor
 from infersight.serve.alerts import Notification
+from infersight.serve.spool import Spool, Spooled, SpoolError
 
+log = logging.getLogger("infersight.serve")
 MAX_FINGERPRINTS = 1000
 
 
@@ -40,6 +47,7 @@ class Decision(enum.Enum):
     DUPLICATE = "duplicate"  # merged into a capture made or under way
     RESOLVED = "resolved"  # the group resolved: forgotten
     SHED = "shed"  # no room in the queue: refused, to be retried
+    UNSTORED = "unstored"  # the queue folder did not take it: refused, to be retried
 
 
 @dataclass
@@ -100,6 +108,8 @@ class Stats:
     duplicates: int = 0
     resolved: int = 0
     shed: int = 0
+    unstored: int = 0
+    resumed: int = 0
     done: int = 0
     failed: int = 0
     in_progress: int = 0
@@ -123,8 +133,10 @@ class Dispatcher:
         clock: Callable[[], float] = time.time,
         redactor: Redactor | None = None,
         on_done: Callable[[CaptureRecord], None] | None = None,
+        spool: Spool | None = None,
     ) -> None:
         self.runner = runner
+        self.spool = spool  #: None: nothing kept on disk (what is queued dies with the process)
         self.max_concurrency = max_concurrency
         self.queue_size = queue_size
         self.dedupe_window = dedupe_window
@@ -142,19 +154,59 @@ class Dispatcher:
         self._workers: list[asyncio.Task[None]] = []
         self._pool: cf.ThreadPoolExecutor | None = None
         self._serial = 0
+        self.last_error = ""  #: why the queue folder last refused a job
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
-        self._queue = asyncio.Queue(maxsize=self.queue_size + self.max_concurrency)
+        """Start the workers, after queueing the captures the last run left on disk."""
+        # unbounded here: `submit` bounds what it accepts, and what the last run left is
+        # resumed whole even when queue_size has shrunk since
+        self._queue = asyncio.Queue()
+        if self.spool is not None:
+            self.spool.open()
+            jobs, problems = self.spool.load()
+            for problem in problems:
+                log.warning("queue folder: %s", problem)
+            for spooled in jobs:
+                self._resume(spooled)
         self._pool = cf.ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="capture")
         self._workers = [asyncio.create_task(self._work()) for _ in range(self.max_concurrency)]
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = 0.0) -> list[CaptureRecord]:
+        """Let the queued and running captures finish for up to `grace` seconds, then stop the
+        workers; one line is logged for each capture left, and they are returned. A capture
+        still running is not waited for: its file stays, and it runs again at the next start."""
+        left = self._unfinished()
+        if left and grace > 0 and self._queue is not None:
+            log.info(
+                "stopping: %d captures queued, %d running; waiting up to %gs for them",
+                self.queued, self.stats.in_progress, grace,
+            )  # fmt: skip
+            try:
+                async with asyncio.timeout(grace):
+                    await self._queue.join()
+            except TimeoutError:
+                pass
+            left = self._unfinished()
         for w in self._workers:
             w.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for record in left:
+            where = (
+                f"kept in {self.spool.path(record.id)}, it runs at the next start"
+                if self.spool is not None
+                else "dropped (no queue folder)"
+            )
+            log.warning(
+                "capture %s for %s was %s at shutdown: %s",
+                record.id, record.alertname, record.status, where,
+            )  # fmt: skip
+        return left
+
+    def _unfinished(self) -> list[CaptureRecord]:
+        return [r for r in self.records.values() if r.status in ("queued", "running")]
 
     async def drain(self) -> None:
         """Wait until every accepted capture has finished (tests, shutdown)."""
@@ -198,6 +250,14 @@ class Dispatcher:
             self.stats.shed += 1
             return Decision.SHED, None
         record = self._new_record(n, now)
+        if self.spool is not None:
+            try:
+                self.spool.put(record.id, now, n)
+            except SpoolError as exc:
+                del self.records[record.id]
+                self.stats.unstored += 1
+                self.last_error = str(exc)
+                return Decision.UNSTORED, None
         group = _Group(record, now, set())
         self._groups[key] = group
         self._merge(group, key, fps, now)
@@ -207,12 +267,19 @@ class Dispatcher:
         self.stats.accepted += 1
         return Decision.ACCEPTED, record
 
-    def _new_record(self, n: Notification, now: float) -> CaptureRecord:
-        self._serial += 1
+    def _new_id(self, n: Notification, now: float) -> str:
+        """A fresh id: not one on the page, nor one left in the queue folder by the last run."""
         stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%SZ")
-        digest = hashlib.sha256(f"{n.groupKey}\0{self._serial}".encode()).hexdigest()[:8]
+        while True:
+            self._serial += 1
+            digest = hashlib.sha256(f"{n.groupKey}\0{self._serial}".encode()).hexdigest()[:8]
+            rid = f"{stamp}-{_slug(n.name())}-{digest}"
+            if rid not in self.records and (self.spool is None or not self.spool.exists(rid)):
+                return rid
+
+    def _new_record(self, n: Notification, now: float, rid: str | None = None) -> CaptureRecord:
         record = CaptureRecord(
-            id=f"{stamp}-{_slug(n.name())}-{digest}",
+            id=rid or self._new_id(n, now),
             group_key=n.groupKey,
             alertname=n.name(),
             scope=n.scope(),
@@ -222,6 +289,23 @@ class Dispatcher:
         self.records[record.id] = record
         self._trim()
         return record
+
+    def _resume(self, spooled: Spooled) -> None:
+        """Queue a capture the last run accepted and did not finish; its group is remembered
+        again, so Alertmanager's next repeat of it is a duplicate."""
+        assert self._queue is not None
+        n = spooled.notification
+        record = self._new_record(n, spooled.received_at, spooled.id)
+        now = self.clock()
+        key = n.groupKey
+        if key not in self._groups:
+            self._groups[key] = _Group(record, now, set())
+            self._merge(self._groups[key], key, {a.key() for a in n.firing()}, now)
+            self._evict()
+        self.queued += 1
+        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n))
+        self.stats.resumed += 1
+        log.info("capture %s for %s resumed: accepted before the last stop", record.id, n.name())
 
     def _trim(self) -> None:
         """Keep the last `recent` records; never drop one under way (trimmed when it ends)."""
@@ -280,7 +364,7 @@ class Dispatcher:
             self.stats.max_in_progress = max(self.stats.max_in_progress, self.stats.in_progress)
             started = time.monotonic()
             try:
-                outcome = await loop.run_in_executor(self._pool, self.runner, job)
+                outcome = await loop.run_in_executor(self._pool, self._run, job)
             except Exception as exc:  # one capture's failure is its record, not the service's end
                 record.status = "failed"
                 record.error = self.redactor.scrub(" ".join(str(exc).split())) or repr(exc)
@@ -301,3 +385,15 @@ class Dispatcher:
                 self._queue.task_done()
             if self.on_done is not None:
                 self.on_done(record)
+
+    def _run(self, job: Job) -> Outcome:
+        """One capture, in a worker thread; its queue file goes when it has run, done or failed
+        (here, not in the coroutine: a capture that ends after `stop` gave up on it is done)."""
+        try:
+            return self.runner(job)
+        finally:
+            if self.spool is not None:
+                try:
+                    self.spool.remove(job.id)
+                except SpoolError as exc:
+                    log.error("%s: capture %s runs again at the next start", exc, job.id)

@@ -92,6 +92,9 @@ def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: 
             scope=job.scope,
             part_timeout_s=c.part_timeout,
             metrics_timeout_s=c.metrics_timeout,
+            # the folder is this job's alone: a bundle there is from a run that a stop cut
+            # short before its reports, and this run of the job replaces it
+            overwrite=True,
         )
         result = capture(req, knowledge)
         seen = history(cfg, result.diagnosis)

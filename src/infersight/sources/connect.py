@@ -14,8 +14,10 @@ their repr and the model's dump never show them.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -27,6 +29,7 @@ from infersight.sources.prometheus import PrometheusClient
 
 TENANT_HEADER = "X-Scope-OrgID"
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+PathT = TypeVar("PathT", bound=str | os.PathLike[str])
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -42,6 +45,14 @@ def parse_header(text: str) -> tuple[str, str]:
     if not value:
         raise ValueError(f"--header {name}: has no value")
     return name, value
+
+
+def file_name(value: PathT) -> PathT:
+    """A file name as a config file gives it: one with a NUL byte names no file (open() would
+    raise ValueError, not OSError), so it is refused where the config is validated."""
+    if "\0" in str(value):
+        raise ValueError("holds a NUL byte; not a file name")
+    return value
 
 
 class ConnectionSettings(BaseModel):
@@ -62,6 +73,11 @@ class ConnectionSettings(BaseModel):
     insecure: bool = False
     timeout: float = Field(30.0, gt=0)
     deadline: float | None = Field(None, gt=0)
+
+    @field_validator("bearer_token_file", "http_config_file", "ca_file")
+    @classmethod
+    def _file_name(cls, v: Path | str | None) -> Path | str | None:
+        return v if v is None else file_name(v)
 
     @field_validator("headers")
     @classmethod
@@ -99,12 +115,23 @@ class ConnectionSettings(BaseModel):
     def shown_url(self) -> str:
         return redact_url(self.url)
 
+    def check(self) -> None:
+        """What a client would refuse, refused now (`infersight serve` at its start): files
+        unreadable, credentials from more than one place, a URL, header or TLS file unusable.
+        Nothing is sent."""
+        self.client()
+
     def client(self, limits: Limits | None = None, max_concurrency: int = 8) -> PrometheusClient:
         """A client for the server; BadConnection / BadCredentials (one line) when unusable."""
         headers = dict(self.headers)
+        # every place a credential can come from, named as a person wrote it: one at most
+        given: list[str] = []
         token = self.bearer_token.get_secret_value() if self.bearer_token else None
+        if token is not None:
+            given.append("a bearer token")
         basic: tuple[str, str] | None = None
         if self.basic_auth is not None:
+            given.append("basic auth")
             user, sep, password = self.basic_auth.get_secret_value().partition(":")
             if not sep:
                 raise BadCredentials("--basic-auth must be USER:PASSWORD")
@@ -112,16 +139,12 @@ class ConnectionSettings(BaseModel):
         ca, insecure, cert = self.ca_file, self.insecure, None
         try:
             if self.bearer_token_file is not None:
-                if token is not None:
-                    raise BadCredentials("give --bearer-token or --bearer-token-file, not both")
+                given.append("a bearer token file")
                 token = read_secret_file(self.bearer_token_file, "--bearer-token-file")
             if self.http_config_file is not None:
                 cfg = read_http_config(self.http_config_file)
-                if (cfg.bearer_token or cfg.basic_auth) and (token or basic):
-                    raise BadCredentials(
-                        "credentials given both on the command line and in --http.config.file; "
-                        "give them in one place"
-                    )
+                if cfg.bearer_token or cfg.basic_auth:
+                    given.append("the HTTP config file")
                 token = token or cfg.bearer_token
                 basic = basic or cfg.basic_auth
                 ca = ca or cfg.ca_file
@@ -130,8 +153,7 @@ class ConnectionSettings(BaseModel):
                 headers = {**cfg.headers, **headers}
         except HTTPConfigError as exc:
             raise BadConnection(str(exc)) from None
-        if token is not None and basic is not None:
-            raise BadCredentials("give a bearer token or basic auth, not both")
+        _one_place(given)
         if self.tenant is not None:
             headers[TENANT_HEADER] = self.tenant
         return PrometheusClient(
@@ -146,4 +168,12 @@ class ConnectionSettings(BaseModel):
             headers=headers,
             max_concurrency=max_concurrency,
             limits=limits,
+        )
+
+
+def _one_place(given: list[str]) -> None:
+    if len(given) > 1:
+        raise BadCredentials(
+            f"credentials given in {len(given)} places ({', '.join(given)}); give them in one "
+            "place: a request can carry only one of them"
         )
