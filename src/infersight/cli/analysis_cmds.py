@@ -97,13 +97,15 @@ def detect(
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
     Exit codes: 0 no anomaly; 1 anomalies found; 2 usage error; 3 input or server error, or
-    nothing could be read to judge (no series, every query failed, only NaN).
+    cannot judge: nothing could be read (no series, every query failed, only NaN), or "no
+    anomaly" would rest on nothing (one time point; no baseline to compare with).
 
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
     as_json = wants_json(fmt, as_json)
     from infersight.coverage import assess
     from infersight.detect import detect as run_detect
+    from infersight.grounds import why_no_anomaly_is_not_clear as no_anomaly_unclear
     from infersight.report.view import coverage_note
 
     prometheus = prometheus_or_env(bundle, prometheus)
@@ -133,15 +135,19 @@ def detect(
             )
         cannot_judge(cov.reason)
     result = run_detect(inputs.windows, at=inputs.at)
+    unclear = "" if result.anomalies else no_anomaly_unclear(cov.points, cov.references, cov.span_s)
     if as_json:
         print_json(
             {
                 **result.to_dict(),
-                "judged": True,
+                "judged": not unclear,
+                **({"healthy": False, "reason": unclear} if unclear else {}),
                 "coverage": coverage,
                 "missing_signals": inputs.missing,
             }
         )
+    if unclear:  # "no anomaly" against nothing but the window itself is no verdict
+        cannot_judge(unclear)
     else:
         scope = result.scope
         console.print(
@@ -292,7 +298,8 @@ def diagnose(
     the root causes. Prints the answer on one screen; -v/--full prints everything.
 
     Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error, or
-    nothing could be read to judge (no series, every query failed, only NaN).
+    cannot judge: nothing could be read (no series, every query failed, only NaN), or "nothing
+    is wrong" would rest on nothing (one time point; no cause checkable; no baseline).
 
     Examples:
 
@@ -341,9 +348,8 @@ def diagnose(
     quiet = fmt not in ("terminal", "text") and out is None
     inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
-    if cov.judged:
+    if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
-        diagnosis = coverage.apply(diagnosis, cov)
     else:
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
     links = Links(
@@ -367,6 +373,6 @@ def diagnose(
         text = render(diagnosis, fmt, inputs.windows, full=full, links=links, seen=seen)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not diagnosis.judged:
-        cannot_judge(cov.reason)
+        cannot_judge(diagnosis.summary)
     if not diagnosis.healthy:
         raise typer.Exit(EXIT_FINDINGS)
