@@ -42,10 +42,11 @@ from infersight.cli.inputs import (
     gather,
     prometheus_or_env,
 )
-from infersight.cli.serve_cmds import AlertOpt, alert_at
+from infersight.cli.serve_cmds import AlertOpt, alert_in_bundle, alert_pull, alert_start
 from infersight.signals import all_signals
 from infersight.timeparse import iso
 from infersight.units import format_value
+from infersight.windows import INCIDENT
 
 if TYPE_CHECKING:
     from infersight.diagnose.result import Diagnosis
@@ -319,7 +320,9 @@ def diagnose(
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
 
-    at = alert_at(alert, at)
+    starts_at = alert_start(alert)
+    if starts_at is not None and bundle is None:  # the window serve would pull for it
+        at, window = alert_pull(starts_at, at, window)
 
     if brief or as_json:
         if fmt is not None and fmt != ("brief" if brief else "json"):
@@ -347,6 +350,8 @@ def diagnose(
     )
     quiet = fmt not in ("terminal", "text") and out is None
     inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
+    if starts_at is not None and bundle is not None:
+        alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 
+from infersight.serve.moment import AlertTiming
 from infersight.sources.connect import ConnectionSettings
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
@@ -80,6 +81,8 @@ class CaptureConfig(_Strict):
     gpu: bool = False
     part_timeout: Seconds = 60.0
     metrics_timeout: Seconds = 120.0
+    #: how far the window reaches back past an alert's startsAt (serve/moment.py)
+    alert: AlertTiming = Field(default_factory=AlertTiming)
 
 
 class SlackConfig(_Strict):

@@ -70,9 +70,10 @@ class CaptureRecord:
 class Job:
     id: str
     group_key: str
-    at: float  # the alert's startsAt
+    starts_at: float  # the alert's startsAt (the earliest of the group's firing alerts)
     scope: dict[str, str]
     notification: Notification
+    received_at: float  # when the notification came: the moment diagnosed (serve/moment.py)
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ class Dispatcher:
         self._merge(group, key, fps, now)
         self._evict()
         self.queued += 1
-        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n))
+        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n, now))
         self.stats.accepted += 1
         return Decision.ACCEPTED, record
 
