@@ -34,6 +34,7 @@ from infersight.diagnose.result import (
 from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
+from infersight.readings import readable
 
 INCIDENT = "incident"
 
@@ -163,6 +164,7 @@ def diagnose(
         raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
     kb = kb or load_kb()
     cfg = config or DiagnoseConfig()
+    windows = readable(windows)[0]  # ±Inf, ±1e308: missing, never arithmetic (readings.py)
     det = detection if detection is not None else detect(windows, at=at)
     frame = _cut(windows[INCIDENT], at)
     ctx = Context.build(frame, det, DEFAULT_USER_FACING, cfg)
