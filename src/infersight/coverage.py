@@ -22,6 +22,7 @@ from infersight import grounds
 from infersight.diagnose.result import Diagnosis, LayerCoverage
 from infersight.frame import MetricFrame
 from infersight.signals import Layer, all_signals
+from infersight.sources.local import ONLY_NAN
 from infersight.windows import INCIDENT
 
 
@@ -88,22 +89,36 @@ def _why_nothing(frame: MetricFrame | None, missing: Mapping[str, str]) -> str:
     return _why_missing(missing)
 
 
-#: phrases of a signal not even asked for (sources/plan.py): no exporter provides it
-_NOT_ASKED = ("no exporter found", "no exporter family", " present but ")
-#: phrase of a signal asked for that came back empty (sources/pull.py)
+#: phrases of a signal not even asked for (sources/plan.py): no exporter provides it, or its
+#: family is there without the metric ("vllm present but vllm:x missing")
+_NOT_ASKED = ("no exporter found", "no exporter family")
+#: phrase of a signal asked for that came back empty (sources/pull.py, sources/local.py)
 _NO_DATA = "no data in the window"
+
+
+def _not_asked(reason: str) -> bool:
+    return any(p in reason for p in _NOT_ASKED) or (
+        " present but " in reason and reason.endswith(" missing")
+    )
 
 
 def _why_missing(missing: Mapping[str, str]) -> str:
     """Why no signal has a reading, from the reasons each is missing: nothing to ask for (no
-    known exporter's metrics), every query failed, or every query came back empty."""
-    asked = {s: r for s, r in missing.items() if not any(p in r for p in _NOT_ASKED)}
+    known exporter's metrics), every sample NaN, every query failed, or every query came back
+    empty."""
+    asked = {s: r for s, r in missing.items() if not _not_asked(r)}
     if not asked:
         return (
             f"the source holds no metric of a known exporter, so none of the {len(missing)} "
             "signals can be computed (see `infersight exporters`, or add --mappings)"
         )
-    failed = [r for r in asked.values() if _NO_DATA not in r]
+    nan = sorted(r.removeprefix(ONLY_NAN) for r in asked.values() if r.startswith(ONLY_NAN))
+    if len(nan) == len(asked):
+        return (
+            f"every sample of the known exporters' metrics is NaN ({len(asked)} signals; "
+            f"e.g. {nan[0]}), so none holds a reading"
+        )
+    failed = [r for r in asked.values() if _NO_DATA not in r and not r.startswith(ONLY_NAN)]
     if not failed:
         return f"every query came back empty in the incident window ({len(asked)} signals asked)"
     reason, _ = Counter(failed).most_common(1)[0]
