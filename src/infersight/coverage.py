@@ -4,7 +4,9 @@ enough to judge at all.
 Missing is never healthy: an empty server, a server whose every query failed, or a bundle of
 NaN holds no reading, so "nothing is wrong" would be a guess. `assess` counts, per layer, the
 catalog's signals with at least one finite reading in the incident window (and the instances
-they came from); `apply` marks a diagnosis not judged when there was nothing to read.
+they came from), the window's points and the references its readings can be compared with;
+`apply` marks a diagnosis not judged when there was nothing to read, and an all-clear not judged
+when it has no grounds (`grounds.py`: one time point, no hypothesis decided, no baseline).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infersight import grounds
 from infersight.diagnose.result import Diagnosis, LayerCoverage
 from infersight.frame import MetricFrame
 from infersight.signals import Layer, all_signals
+from infersight.sources.local import ONLY_NAN
 from infersight.windows import INCIDENT
 
 
@@ -26,6 +30,10 @@ from infersight.windows import INCIDENT
 class Coverage:
     layers: tuple[LayerCoverage, ...]
     reason: str = ""  # why nothing can be judged; "" when something can
+    points: int = 0  # time points of the incident window (up to the moment of interest)
+    span_s: float = 0.0  # the incident window's length
+    #: what its readings can be compared with from outside: baseline windows, `self-1h` …
+    references: tuple[str, ...] = ()
 
     @property
     def judged(self) -> bool:
@@ -47,16 +55,15 @@ class Coverage:
         return {
             "judged": self.judged,
             "reason": self.reason,
+            "points": self.points,
+            "references": list(self.references),
             "layers": [dataclasses.asdict(c) for c in self.layers],
         }
 
 
 def _finite_rows(frame: MetricFrame, at: float | None) -> dict[str, tuple[str, ...]]:
     """Per signal, the instances with at least one finite reading (up to `at` when given)."""
-    if at is None or at >= frame.end:
-        upto = frame.n
-    else:  # as the engine cuts the window at the moment of interest
-        upto = frame.index_of(at) + 1 if at >= frame.start else 0
+    upto = grounds.points_upto(frame, at)
     out: dict[str, tuple[str, ...]] = {}
     for name, s in frame.series.items():
         ok = np.asarray(np.isfinite(s.values[:, :upto]).any(axis=1), dtype=bool)
@@ -82,22 +89,36 @@ def _why_nothing(frame: MetricFrame | None, missing: Mapping[str, str]) -> str:
     return _why_missing(missing)
 
 
-#: phrases of a signal not even asked for (sources/plan.py): no exporter provides it
-_NOT_ASKED = ("no exporter found", "no exporter family", " present but ")
-#: phrase of a signal asked for that came back empty (sources/pull.py)
+#: phrases of a signal not even asked for (sources/plan.py): no exporter provides it, or its
+#: family is there without the metric ("vllm present but vllm:x missing")
+_NOT_ASKED = ("no exporter found", "no exporter family")
+#: phrase of a signal asked for that came back empty (sources/pull.py, sources/local.py)
 _NO_DATA = "no data in the window"
+
+
+def _not_asked(reason: str) -> bool:
+    return any(p in reason for p in _NOT_ASKED) or (
+        " present but " in reason and reason.endswith(" missing")
+    )
 
 
 def _why_missing(missing: Mapping[str, str]) -> str:
     """Why no signal has a reading, from the reasons each is missing: nothing to ask for (no
-    known exporter's metrics), every query failed, or every query came back empty."""
-    asked = {s: r for s, r in missing.items() if not any(p in r for p in _NOT_ASKED)}
+    known exporter's metrics), every sample NaN, every query failed, or every query came back
+    empty."""
+    asked = {s: r for s, r in missing.items() if not _not_asked(r)}
     if not asked:
         return (
             f"the source holds no metric of a known exporter, so none of the {len(missing)} "
             "signals can be computed (see `infersight exporters`, or add --mappings)"
         )
-    failed = [r for r in asked.values() if _NO_DATA not in r]
+    nan = sorted(r.removeprefix(ONLY_NAN) for r in asked.values() if r.startswith(ONLY_NAN))
+    if len(nan) == len(asked):
+        return (
+            f"every sample of the known exporters' metrics is NaN ({len(asked)} signals; "
+            f"e.g. {nan[0]}), so none holds a reading"
+        )
+    failed = [r for r in asked.values() if _NO_DATA not in r and not r.startswith(ONLY_NAN)]
     if not failed:
         return f"every query came back empty in the incident window ({len(asked)} signals asked)"
     reason, _ = Counter(failed).most_common(1)[0]
@@ -123,7 +144,12 @@ def assess(
         insts = sorted({i for n in here for i in readable[n]})
         layers.append(LayerCoverage(layer.value, len(names), tuple(here), tuple(insts)))
     reason = "" if readable else _why_nothing(frame, missing or {})
-    return Coverage(tuple(layers), reason)
+    if frame is None:
+        return Coverage(tuple(layers), reason)
+    points = grounds.points_upto(frame, at)
+    span = max(points - 1, 0) * frame.step
+    refs = grounds.references(windows, at) if readable else ()
+    return Coverage(tuple(layers), reason, points, span, refs)
 
 
 def unjudged(
@@ -150,14 +176,27 @@ def unjudged(
     )
 
 
+def unclear(diagnosis: Diagnosis, coverage: Coverage) -> str:
+    """Why the diagnosis's all-clear has no grounds ("" when it has, or it is no all-clear)."""
+    if not diagnosis.healthy:
+        return ""
+    decided = sum(1 for h in diagnosis.hypotheses if h.verdict != "inconclusive")
+    undecided = len(diagnosis.hypotheses) - decided
+    return grounds.why_not_clear(
+        coverage.points, coverage.references, coverage.span_s, decided, undecided
+    )
+
+
 def apply(diagnosis: Diagnosis, coverage: Coverage) -> Diagnosis:
-    """The diagnosis with its coverage; when nothing could be judged, not healthy and saying so."""
-    if coverage.judged:
-        return dataclasses.replace(diagnosis, judged=True, coverage=coverage.layers)
+    """The diagnosis with its coverage. Not judged (and not healthy, saying why) when nothing
+    could be read, or when it is an all-clear without grounds; one already not judged stays so."""
+    reason = coverage.reason or unclear(diagnosis, coverage)
+    if not reason or not diagnosis.judged:  # not judged: an earlier apply said why; it stands
+        return dataclasses.replace(diagnosis, coverage=coverage.layers)
     return dataclasses.replace(
         diagnosis,
         judged=False,
         healthy=False,
         coverage=coverage.layers,
-        summary=f"Cannot judge: {coverage.reason}.",
+        summary=f"Cannot judge: {reason}.",
     )

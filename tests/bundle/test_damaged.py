@@ -274,3 +274,30 @@ def test_unknown_signal_in_data_and_manifest(folder: Path) -> None:
     doc["signals"] = sorted([*doc["signals"], "service.bogus"])
     save_manifest(folder, doc)
     refused(folder, "unknown canonical signal(s): service.bogus")
+
+
+def test_a_window_dated_past_year_9999_is_refused_in_one_line(folder: Path) -> None:
+    """Issue 38: a bundle dated in the year 318857 (epoch 1e13, milliseconds taken for seconds)
+    reached the report, which cannot print such a date: internal error, exit 4."""
+    import subprocess
+    import sys
+
+    cols = good_columns(folder)
+    shift = 1e13 - manifest(folder)["windows"]["incident"]["start"]
+    cols["ts"] = pa.array(cols["ts"].to_numpy() + shift)
+    replace_member(folder, PARQUET, parquet(cols))  # the points on the grid of year 318857
+    doc = manifest(folder)
+    w = doc["windows"]["incident"]
+    w["start"], w["end"] = w["start"] + shift, w["end"] + shift
+    save_manifest(folder, doc)
+    refused(folder, "windows.incident: start 1e+13 lies outside the years 1-9999")
+    res = subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", "diagnose", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 3 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1 and "lies outside the years 1-9999" in res.stderr
+    with pytest.raises(BundleError, match="lies outside the years 1-9999"):
+        write_bundle(folder.with_name("again"), {"incident": make_frame(start=1e13)}, {"kind": "t"})

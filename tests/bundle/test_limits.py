@@ -32,7 +32,8 @@ def _declare_points(folder: Path, points: int) -> None:
     path.write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("points", [10**6, 10**11])
+# 10**10 at 15 s ends in the year 6700: more ends past 9999, refused for that first
+@pytest.mark.parametrize("points", [10**6, 10**10])
 def test_a_huge_declared_grid_is_refused_before_allocating(tmp_path: Path, points: int) -> None:
     folder = _bundle(tmp_path)
     _declare_points(folder, points)

@@ -30,6 +30,7 @@ START = 1_700_000_000.0
 N = 240
 EXIT_CANNOT_JUDGE = 3
 #: metric names a vLLM + DCGM fleet would list; every query for them then fails
+NODES = ["n0", "n1"]
 NAMES = ["vllm:num_requests_waiting", "DCGM_FI_DEV_GPU_UTIL", "node_cpu_seconds_total"]
 
 #: the CLI in a subprocess, each against real retries and timeouts (half a minute in all)
@@ -179,9 +180,18 @@ def test_bundle_with_nothing_to_read(
 
 
 def test_partial_coverage_is_stated_next_to_the_verdict(tmp_path: Path) -> None:
-    values = 50 + np.random.default_rng(0).normal(0, 1, (2, N))
-    frame = MetricFrame(START, 15.0, N).with_series("service.queue_length", ["n0", "n1"], values)
-    bundle = str(write_bundle(tmp_path / "b", {"incident": frame}, {"kind": "test"}))
+    rng = np.random.default_rng(0)
+    queue, busy = 50 + rng.normal(0, 1, (2, 2 * N)), 0.6 + rng.normal(0, 0.01, (2, 2 * N))
+
+    def frame(start: float, part: slice) -> MetricFrame:
+        f = MetricFrame(start, 15.0, N).with_series("service.queue_length", NODES, queue[:, part])
+        return f.with_series("inference.gpu_util", NODES, busy[:, part])
+
+    # the hour before too, and GPU busy time to decide hypotheses on: without either there are
+    # no grounds for a verdict (test_all_clear.py)
+    windows = {"incident": frame(START, slice(N, None)), "baseline-1h": frame(START - 3600,
+               slice(None, N))}  # fmt: skip
+    bundle = str(write_bundle(tmp_path / "b", windows, {"kind": "test"}))
     res = cli("diagnose", bundle, "-f", "json")
     assert res.returncode in (0, 1), res.stderr
     doc = json.loads(res.stdout)
@@ -191,4 +201,4 @@ def test_partial_coverage_is_stated_next_to_the_verdict(tmp_path: Path) -> None:
     assert service["instances"] == ["n0", "n1"]
     text = cli("diagnose", bundle).stdout
     verdict = text[: text.index("Window:")]
-    assert "Partial coverage: 1 of" in verdict and "no reading at all in access" in verdict
+    assert "Partial coverage: 2 of" in verdict and "no reading at all in access" in verdict

@@ -1,26 +1,67 @@
-"""Where a capture's window ends for an alert, and the summary a chat receives."""
+"""What a capture is asked for an alert, and the summary a chat receives."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
 from notifications import notification
 
+from incident_now import incident_now_onset
+from infersight.lab.live.servers import LocalPrometheus
 from infersight.serve.alerts import Notification
+from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import Job, Outcome
-from infersight.serve.jobs import summary_text, window_end
+from infersight.serve.jobs import capture_request, capture_runner, summary_text
+from infersight.serve.moment import AlertTiming
+from infersight.timeparse import iso
+
+NOW = 1_796_000_000.0
 
 
-def test_window_end() -> None:
-    now = 1_796_000_000.0
-    assert window_end(now - 60, now, 1800) == now  # a fresh alert: up to now
-    assert window_end(now - 7200, now, 1800) == now - 7200 + 900  # an old one: onset inside
-    assert window_end(now + 300, now, 1800) == now  # a sender's clock ahead of ours
+def _job(starts_at: float, received_at: float) -> Job:
+    n = Notification.model_validate(notification("g1", ["a"], starts_at=iso(starts_at)))
+    return Job("20261204T0217Z-x-1", n.groupKey, n.starts_at(), n.scope(), n, received_at)
+
+
+def test_the_capture_is_diagnosed_at_arrival_over_a_window_reaching_past_startsat(
+    tmp_path: Path,
+) -> None:
+    cfg = ServeConfig.model_validate({"auth": {"disabled": True}, "capture": {"since": "30m"}})
+    lead = AlertTiming().lead_s
+    fresh = capture_request(cfg, _job(NOW - 60, NOW), tmp_path)
+    assert fresh.at == NOW and fresh.end == NOW and fresh.since_s == 1800
+    assert fresh.at - fresh.since_s <= NOW - 60 - lead
+    # startsAt an hour before it arrived (a group re-sent): the window reaches back past it
+    old = capture_request(cfg, _job(NOW - 3600, NOW), tmp_path)
+    assert old.at == NOW and old.at - old.since_s == NOW - 3600 - lead
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_an_alert_that_starts_at_the_onset_is_diagnosed_past_it(
+    tmp_path: Path, prometheus_with_backfill: Callable[[Sequence[Path]], LocalPrometheus]
+) -> None:
+    """Issue 38 item 3: read at the alert's startsAt, the onset itself, the 02:17 incident
+    showed nothing yet; read when the alert arrives, it names the vector DB."""
+    om, end, onset = incident_now_onset(tmp_path)
+    prom = prometheus_with_backfill([om])
+    cfg = ServeConfig.model_validate(
+        {
+            "auth": {"disabled": True},
+            "prometheus": {"url": prom.url},
+            "capture": {"since": "1h", "baselines": ["1h"]},
+            "out_dir": str(tmp_path / "captures"),
+        }
+    )
+    outcome = capture_runner(cfg)(_job(onset, end))
+    assert {"vector_db_swap", "cache_capacity"} <= set(outcome.root_causes[:2]), outcome.summary
 
 
 def test_summary_names_the_alert_the_roots_and_links_the_report() -> None:
     n = Notification.model_validate(notification("g1", ["a"]))
-    job = Job("20261204T0217Z-x-1", n.groupKey, n.starts_at(), n.scope(), n)
+    job = Job("20261204T0217Z-x-1", n.groupKey, n.starts_at(), n.scope(), n, n.starts_at())
     outcome = Outcome(Path("b.tar.gz"), {}, ["vector_db_swap"], "The vector DB swaps.")
     text = summary_text(job, outcome, "https://infersight.example.com/")
     assert text == (

@@ -75,6 +75,59 @@ def test_an_all_nan_import_says_the_values_are_nan(tmp_path: Path) -> None:
     assert "exporter" not in r.stderr
 
 
+def _query_range(*series: tuple[str, str]) -> dict[str, object]:
+    """A query_range answer: per (metric name, value) one series of 40 points."""
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [
+                {
+                    "metric": {"__name__": name, "instance": "node-0:8000", "model_name": "m"},
+                    "values": [[T0 + 15 * i, value] for i in range(40)],
+                }
+                for name, value in series
+            ],
+        },
+    }
+
+
+@pytest.mark.slow
+def test_an_exporters_all_nan_query_range_is_not_blamed_on_unknown_exporters(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: vLLM's queue all NaN beside a metric no exporter family knows (a recording
+    rule, `up` of something else) was "none of the metric names belongs to a known exporter"."""
+    doc = _query_range(("vllm:num_requests_waiting", "NaN"), ("job:requests:rate5m", "1"))
+    answer = tmp_path / "q.json"
+    answer.write_text(json.dumps(doc))
+    r = _cli("bundle", "import", str(answer), "-o", str(tmp_path / "b"))
+    assert r.returncode == 3, r.stderr
+    assert "every sample of vllm:num_requests_waiting is NaN" in r.stderr, r.stderr
+    assert "known exporter" not in r.stderr
+
+
+def test_an_all_nan_source_says_so_when_nothing_can_be_judged() -> None:
+    """The same reason carried to `cannot judge` when the frame holds no series at all."""
+    from infersight.coverage import assess
+    from infersight.exporters import load_catalog
+    from infersight.sources.local import canonical_frame
+    from infersight.sources.promjson import parse_promjson
+    from infersight.sources.raw import RawStore
+
+    store = RawStore()
+    doc = _query_range(("vllm:num_requests_waiting", "NaN"), ("vllm:num_requests_running", "NaN"))
+    for s in parse_promjson(json.dumps(doc).encode()):
+        store.add_many(s.name, s.labels, s.ts, s.values)
+    res = canonical_frame(store, load_catalog(), T0, T0 + 15 * 39, 15.0)
+    assert res.missing["service.queue_length"] == (
+        "every sample of vllm:num_requests_waiting is NaN"
+    )
+    reason = assess({"incident": res.frame}, res.missing).reason
+    assert reason.startswith("every sample of the known exporters' metrics is NaN"), reason
+    assert "known exporter," not in reason
+
+
 @pytest.mark.slow
 def test_an_import_past_the_grid_limit_is_one_line(tmp_path: Path) -> None:
     om = _om(tmp_path / "a.om", "1", step_s=86_400, points=5)  # 4 days at a 15 s step

@@ -27,6 +27,7 @@ from infersight.limits import Limits
 from infersight.redact import redact_url
 from infersight.signals import all_signals
 from infersight.sources.jsonload import JSONDepthError, loads
+from infersight.timeparse import check_epoch
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -102,6 +103,9 @@ class WindowSpec(_Strict):
         if not all(math.isfinite(x) for x in (self.start, self.end, self.step)):
             raise ValueError("start, end and step must be finite")
         grid_points(self.start, self.end, self.step)
+        # a time no calendar can show (year 318857) breaks every report that prints it
+        check_epoch(self.start, "start")
+        check_epoch(self.end, "end")
         return self
 
     @property
@@ -210,4 +214,5 @@ def parse_manifest(data: bytes, max_depth: int | None = None) -> Manifest:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "manifest"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise ValueError(f"{loc}: {err['msg']}{more}") from None
+        msg = str(err["msg"]).removeprefix("Value error, ")  # pydantic's prefix says nothing
+        raise ValueError(f"{loc}: {msg}{more}") from None

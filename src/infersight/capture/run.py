@@ -35,7 +35,7 @@ class CaptureRequest:
 
     out: Path
     connection: ConnectionSettings | None = None
-    at: float = field(default_factory=time.time)  # the moment diagnosed (an alert's startsAt)
+    at: float = field(default_factory=time.time)  # the moment diagnosed (an alert's arrival)
     end: float | None = None  # where the window ends (default: at)
     since_s: float = 1800.0
     step_s: float = 15.0

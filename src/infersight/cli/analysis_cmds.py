@@ -42,10 +42,11 @@ from infersight.cli.inputs import (
     gather,
     prometheus_or_env,
 )
-from infersight.cli.serve_cmds import AlertOpt, alert_at
+from infersight.cli.serve_cmds import AlertOpt, alert_in_bundle, alert_pull, alert_start
 from infersight.signals import all_signals
 from infersight.timeparse import iso
 from infersight.units import format_value
+from infersight.windows import INCIDENT
 
 if TYPE_CHECKING:
     from infersight.diagnose.result import Diagnosis
@@ -97,13 +98,15 @@ def detect(
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
     Exit codes: 0 no anomaly; 1 anomalies found; 2 usage error; 3 input or server error, or
-    nothing could be read to judge (no series, every query failed, only NaN).
+    cannot judge: nothing could be read (no series, every query failed, only NaN), or "no
+    anomaly" would rest on nothing (one time point; no baseline to compare with).
 
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
     as_json = wants_json(fmt, as_json)
     from infersight.coverage import assess
     from infersight.detect import detect as run_detect
+    from infersight.grounds import why_no_anomaly_is_not_clear as no_anomaly_unclear
     from infersight.report.view import coverage_note
 
     prometheus = prometheus_or_env(bundle, prometheus)
@@ -133,15 +136,19 @@ def detect(
             )
         cannot_judge(cov.reason)
     result = run_detect(inputs.windows, at=inputs.at)
+    unclear = "" if result.anomalies else no_anomaly_unclear(cov.points, cov.references, cov.span_s)
     if as_json:
         print_json(
             {
                 **result.to_dict(),
-                "judged": True,
+                "judged": not unclear,
+                **({"healthy": False, "reason": unclear} if unclear else {}),
                 "coverage": coverage,
                 "missing_signals": inputs.missing,
             }
         )
+    if unclear:  # "no anomaly" against nothing but the window itself is no verdict
+        cannot_judge(unclear)
     else:
         scope = result.scope
         console.print(
@@ -292,7 +299,8 @@ def diagnose(
     the root causes. Prints the answer on one screen; -v/--full prints everything.
 
     Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error, or
-    nothing could be read to judge (no series, every query failed, only NaN).
+    cannot judge: nothing could be read (no series, every query failed, only NaN), or "nothing
+    is wrong" would rest on nothing (one time point; no cause checkable; no baseline).
 
     Examples:
 
@@ -312,7 +320,9 @@ def diagnose(
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
 
-    at = alert_at(alert, at)
+    starts_at = alert_start(alert)
+    if starts_at is not None and bundle is None:  # the window serve would pull for it
+        at, window = alert_pull(starts_at, at, window)
 
     if brief or as_json:
         if fmt is not None and fmt != ("brief" if brief else "json"):
@@ -340,10 +350,11 @@ def diagnose(
     )
     quiet = fmt not in ("terminal", "text") and out is None
     inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
+    if starts_at is not None and bundle is not None:
+        alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
-    if cov.judged:
+    if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
-        diagnosis = coverage.apply(diagnosis, cov)
     else:
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
     links = Links(
@@ -367,6 +378,6 @@ def diagnose(
         text = render(diagnosis, fmt, inputs.windows, full=full, links=links, seen=seen)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not diagnosis.judged:
-        cannot_judge(cov.reason)
+        cannot_judge(diagnosis.summary)
     if not diagnosis.healthy:
         raise typer.Exit(EXIT_FINDINGS)

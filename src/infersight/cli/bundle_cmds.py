@@ -181,7 +181,7 @@ def import_files(
     from infersight.bundle import BundleError, check_target, write_bundle
     from infersight.limits import LimitExceeded
     from infersight.sources.exposition import read_exposition
-    from infersight.sources.local import canonical_frame
+    from infersight.sources.local import ONLY_NAN, canonical_frame
     from infersight.sources.promjson import read_promjson
     from infersight.sources.raw import RawStore
 
@@ -236,6 +236,9 @@ def import_files(
     except LimitExceeded as exc:
         fail(str(exc))
     if not res.frame.signals:
+        nan = sorted({r for r in res.missing.values() if r.startswith(ONLY_NAN)})
+        if nan:  # the known exporters' metrics are there, every sample of them NaN
+            fail(f"no canonical signal could be computed: {'; '.join(nan)}; nothing to import")
         fail(
             "no canonical signal could be computed: none of the metric names belongs to a known "
             "exporter (see `infersight exporters`, or add a mapping folder with --mappings)"

@@ -424,7 +424,9 @@ def vram(
                 conn.client(), load_catalog([]), end - days * 86400.0, end, step_s, list(SIGNALS),
                 "5m", update,
             ).frame  # fmt: skip
-    rows = vram_report(frame, DEFAULT_CONFIG)
+    from infersight.cli.inputs import readable_windows
+
+    rows = vram_report(readable_windows({"incident": frame})["incident"], DEFAULT_CONFIG)
 
     def pct(v: float | None, card: float | None = None) -> str:
         if v is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from infersight.cli.common import EXIT_USAGE, cannot_judge, fail, progress_bar
+from infersight.cli.common import (
+    EXIT_USAGE,
+    cannot_judge,
+    err_console,
+    fail,
+    markup_safe,
+    progress_bar,
+)
 from infersight.cli.connection import Connection
 from infersight.frame import MetricFrame
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
@@ -165,7 +172,7 @@ def gather(
                 f"{iso(frame.start)} → {iso(frame.end)}",
                 EXIT_USAGE,
             )
-        return Inputs(dict(b.windows), dict(b.manifest.source), dict(b.missing), at_s)
+        return Inputs(readable_windows(b.windows), dict(b.manifest.source), dict(b.missing), at_s)
     assert conn is not None
     from infersight.exporters import load_catalog
     from infersight.sources.errors import SourceError
@@ -188,7 +195,19 @@ def gather(
         "window": promql_duration(length),
         "rate_window": promql_duration(rate_s),
     }
-    return Inputs(pulled.windows, source, pulled.missing, at_s)
+    return Inputs(readable_windows(pulled.windows), source, pulled.missing, at_s)
+
+
+def readable_windows(windows: Mapping[str, MetricFrame]) -> dict[str, MetricFrame]:
+    """The windows with readings no metric reaches (±Inf, ±1e308) as gaps, said in one line."""
+    from infersight.readings import note, readable
+
+    out, dropped = readable(windows)
+    if dropped:
+        err_console.print(
+            f"[yellow]note:[/] {markup_safe(note(dropped))}", highlight=False, soft_wrap=True
+        )
+    return out
 
 
 @dataclass(frozen=True)

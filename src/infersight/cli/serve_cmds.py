@@ -9,31 +9,83 @@ from typing import Annotated
 import typer
 
 from infersight.cli.common import EXIT_INPUT, EXIT_USAGE, err_console, fail, markup_safe
+from infersight.frame import MetricFrame
 
 AlertOpt = Annotated[
     Path | None,
     typer.Option(
         "--alert",
         help="An Alertmanager notification saved as JSON (webhook payload version 4): diagnose "
-        "at its startsAt, as `infersight serve` would.",
+        "it as `infersight serve` would, at the moment it arrived (--at; default now, or a "
+        "bundle's newest data) over a window reaching back past its startsAt.",
     ),
 ]
 
 
-def alert_at(alert: Path | None, at: str | None) -> str | None:
-    """The --at an --alert stands for (its earliest firing startsAt), or `at` without one."""
+def alert_start(alert: Path | None) -> float | None:
+    """The earliest firing startsAt of the saved notification (None without --alert)."""
     if alert is None:
-        return at
-    if at is not None:
-        fail("give --alert or --at, not both (the alert's startsAt is the moment)", EXIT_USAGE)
+        return None
     from infersight.serve.alerts import PayloadError, read_alert_file
-    from infersight.timeparse import iso
 
     try:
-        notification = read_alert_file(alert)
+        return read_alert_file(alert).starts_at()
     except PayloadError as exc:
         fail(f"--alert {exc}", EXIT_INPUT)
-    return iso(notification.starts_at())
+
+
+def alert_pull(starts_at: float, at: str | None, window: str) -> tuple[str, str]:
+    """(--at, --window) of a live pull for an alert, as `serve` chooses them
+    (`moment.alert_window`): the window ends at --at (now when not given) and reaches back past
+    startsAt; --window is its least length."""
+    from infersight.cli.inputs import FUTURE_SLACK_S, parse_at
+    from infersight.serve.moment import alert_window
+    from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
+    from infersight.units import format_duration
+
+    try:
+        arrived = parse_at(at) if at is not None else parse_time("now")
+        length = parse_duration(window)
+    except ValueError as exc:
+        fail(f"--at/--window: {exc}", EXIT_USAGE)
+    if arrived + FUTURE_SLACK_S < starts_at:
+        fail(
+            f"--at {iso(arrived)} is before the alert's startsAt {iso(starts_at)}: give the time "
+            "it arrived, or leave --at out (now)",
+            EXIT_USAGE,
+        )
+    w = alert_window(starts_at, arrived, length)
+    if not w.reaches:
+        fail(
+            f"--alert: it started at {iso(starts_at)}, more than {format_duration(w.span_s)} "
+            f"before {iso(arrived)}: give --at with the time the alert arrived",
+            EXIT_USAGE,
+        )
+    return iso(w.at), promql_duration(w.span_s)
+
+
+def alert_in_bundle(starts_at: float, frame: MetricFrame, at: float | None) -> None:
+    """Refuse a bundle that ends before the alert began (it holds nothing of it); say so when
+    it begins too late to hold the stretch before the alert's onset."""
+    from infersight.cli.inputs import FUTURE_SLACK_S
+    from infersight.serve.moment import AlertTiming
+    from infersight.timeparse import iso
+
+    moment = frame.end if at is None else at
+    if starts_at > moment + FUTURE_SLACK_S:
+        fail(
+            f"--alert: it started at {iso(starts_at)}, after the moment diagnosed "
+            f"({iso(moment)}; the bundle ends at {iso(frame.end)}): the bundle holds nothing "
+            "of it; capture one that does",
+            EXIT_INPUT,
+        )
+    if starts_at - AlertTiming().lead_s < frame.start:
+        err_console.print(
+            f"[yellow]note:[/] the alert started at {iso(starts_at)}, less than "
+            f"{AlertTiming().lead_s / 60:g} min after the bundle's window begins "
+            f"({iso(frame.start)}): its onset may lie before the window",
+            highlight=False,
+        )
 
 
 def serve(

@@ -36,6 +36,7 @@ from infersight.detect.scope import (
 from infersight.detect.slow_climb import slow_climbs
 from infersight.detect.trend import Trend, detect_trends
 from infersight.frame import MetricFrame, SignalSeries
+from infersight.readings import readable
 from infersight.signals import all_signals
 from infersight.units import format_duration, format_value
 
@@ -254,6 +255,7 @@ def detect(
     cfg = config or DetectConfig()
     if INCIDENT not in windows:
         raise ValueError("detect needs an 'incident' window; got " + ", ".join(windows))
+    windows = readable(windows)[0]  # ±Inf and magnitudes no metric reaches are gaps
     full = windows[INCIDENT]
     n = full.n if at is None else (full.index_of(at) + 1 if at >= full.start else 0)
     inc = _cut(full, n)

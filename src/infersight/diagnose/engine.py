@@ -37,6 +37,7 @@ from infersight.diagnose.roots import Resolution, resolve
 from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
+from infersight.readings import readable
 
 INCIDENT = "incident"
 
@@ -233,6 +234,7 @@ def diagnose(
         raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
     kb = kb or load_kb()
     cfg = config or DiagnoseConfig()
+    windows = readable(windows)[0]  # ±Inf, ±1e308: missing, never arithmetic (readings.py)
     path = path or PathConfig()
     det = detection if detection is not None else detect(windows, at=at)
     frame = _cut(windows[INCIDENT], at)

@@ -14,6 +14,7 @@ from html import escape
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.frame import MetricFrame
+from infersight.readings import readable
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import also_seen_lines
 from infersight.report.html_style import CSS
@@ -278,6 +279,8 @@ def render_html(
     """The report as one self-contained HTML document; past incidents like it follow the root
     causes when a postmortem library was searched."""
     d = diagnosis
+    if windows is not None:  # the plots draw what the analysis read: ±Inf, ±1e308 are gaps
+        windows = readable(windows)[0]
     v = build_view(d)
     state = "unjudged" if not d.judged else "healthy" if d.healthy else "incident"
     badge = (

@@ -35,6 +35,7 @@ from pydantic import (
 
 from infersight import userfile
 from infersight.redact import register, register_basic_auth
+from infersight.serve.moment import AlertTiming
 from infersight.sources.connect import ConnectionSettings, file_name
 from infersight.sources.errors import BadConnection, BadCredentials
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
@@ -97,6 +98,8 @@ class CaptureConfig(_Strict):
     gpu: bool = False
     part_timeout: Seconds = 60.0
     metrics_timeout: Seconds = 120.0
+    #: how far the window reaches back past an alert's startsAt (serve/moment.py)
+    alert: AlertTiming = Field(default_factory=AlertTiming)
 
 
 class SlackConfig(_Strict):

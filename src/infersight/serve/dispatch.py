@@ -78,9 +78,10 @@ class CaptureRecord:
 class Job:
     id: str
     group_key: str
-    at: float  # the alert's startsAt
+    starts_at: float  # the alert's startsAt (the earliest of the group's firing alerts)
     scope: dict[str, str]
     notification: Notification
+    received_at: float  # when the notification came: the moment diagnosed (serve/moment.py)
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ class Dispatcher:
         self._merge(group, key, fps, now)
         self._evict()
         self.queued += 1
-        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n))
+        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n, now))
         self.stats.accepted += 1
         return Decision.ACCEPTED, record
 
@@ -303,7 +304,9 @@ class Dispatcher:
             self._merge(self._groups[key], key, {a.key() for a in n.firing()}, now)
             self._evict()
         self.queued += 1
-        self._queue.put_nowait(Job(record.id, key, n.starts_at(), n.scope(), n))
+        # diagnosed at the moment the alert first came, as if it had not waited for the restart
+        job = Job(record.id, key, n.starts_at(), n.scope(), n, spooled.received_at)
+        self._queue.put_nowait(job)
         self.stats.resumed += 1
         log.info("capture %s for %s resumed: accepted before the last stop", record.id, n.name())
 

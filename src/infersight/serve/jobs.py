@@ -1,10 +1,11 @@
 """What `infersight serve` does for each new firing group: capture with the alert's labels as
-scope and its startsAt as the moment, write the reports beside the bundle, post a summary."""
+scope, at the moment it arrived and over a window reaching back past its startsAt
+(`moment.alert_window`), write the reports beside the bundle, post a summary."""
 
 from __future__ import annotations
 
 import logging
-import time
+from pathlib import Path
 
 import httpx
 
@@ -17,17 +18,38 @@ from infersight.report.textsafe import for_slack
 from infersight.safe_write import check_folder
 from infersight.serve.config import ServeConfig
 from infersight.serve.dispatch import Job, Outcome, Runner
+from infersight.serve.moment import alert_window
 
 log = logging.getLogger("infersight.serve")
 REPORTS = {"md": "report.md", "html": "report.html", "json": "report.json"}
 BUNDLE = "bundle.tar.gz"
 
 
-def window_end(starts_at: float, now: float, since_s: float) -> float:
-    """Where the captured window ends: now for a fresh alert; for an old one (a saved alert,
-    a late retry), half a window past its start, so the onset sits inside the window."""
-    at = min(starts_at, now)
-    return max(at, min(now, at + since_s / 2))
+def capture_request(cfg: ServeConfig, job: Job, folder: Path) -> CaptureRequest:
+    """The capture of one firing group: diagnosed when its notification arrived, over the
+    configured window or longer, reaching back past its startsAt (`moment.alert_window`)."""
+    c = cfg.capture
+    w = alert_window(job.starts_at, job.received_at, c.since, c.alert)
+    return CaptureRequest(
+        out=folder / BUNDLE,
+        connection=cfg.prometheus,
+        at=w.at,
+        end=w.at,
+        since_s=w.span_s,
+        step_s=c.step,
+        baselines=tuple(c.baselines),
+        pids=tuple(c.pids),
+        processes=tuple(c.processes),
+        logs=tuple(c.logs),
+        log_max_bytes=c.log_bytes,
+        gpu=c.gpu,
+        scope=job.scope,
+        part_timeout_s=c.part_timeout,
+        metrics_timeout_s=c.metrics_timeout,
+        # the folder is this job's alone: a bundle there is from a run that a stop cut short
+        # before its reports, and this run of the job replaces it
+        overwrite=True,
+    )
 
 
 def summary_text(job: Job, outcome: Outcome, base_url: str = "") -> str:
@@ -71,32 +93,10 @@ def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: 
     """The runner that captures and reports for real."""
     knowledge = kb or load_kb()
     redactor = Redactor(cfg.secrets())
-    c = cfg.capture
 
     def run(job: Job) -> Outcome:
         folder = check_folder(cfg.out_dir / job.id, create=True)
-        now = time.time()
-        req = CaptureRequest(
-            out=folder / BUNDLE,
-            connection=cfg.prometheus,
-            at=min(job.at, now),
-            end=window_end(job.at, now, c.since),
-            since_s=c.since,
-            step_s=c.step,
-            baselines=tuple(c.baselines),
-            pids=tuple(c.pids),
-            processes=tuple(c.processes),
-            logs=tuple(c.logs),
-            log_max_bytes=c.log_bytes,
-            gpu=c.gpu,
-            scope=job.scope,
-            part_timeout_s=c.part_timeout,
-            metrics_timeout_s=c.metrics_timeout,
-            # the folder is this job's alone: a bundle there is from a run that a stop cut
-            # short before its reports, and this run of the job replaces it
-            overwrite=True,
-        )
-        result = capture(req, knowledge)
+        result = capture(capture_request(cfg, job, folder), knowledge)
         seen = history(cfg, result.diagnosis)
         # the reports kept beside the bundle are the record, not the first screen: in full
         reports = {

@@ -40,6 +40,21 @@ def _rows(
     return rows_by_identity(result, get_signal(mapping.signal).combine)
 
 
+#: how a signal whose metrics hold only NaN is said missing (coverage.py reads it)
+ONLY_NAN = "every sample of "
+NO_DATA = "the exporter's metrics are present but hold no data in the window"
+
+
+def _why_empty(mappings: Iterable[SignalMapping], store: RawStore, names: set[str]) -> str:
+    """Why a signal whose metrics are present came out empty: every sample NaN, or none in the
+    window."""
+    metrics = sorted(set().union(*(m.metrics for m in mappings)) & names)
+    samples = [s.values for name in metrics for s in store.series(name)]
+    if samples and all(np.isnan(v).all() for v in samples):
+        return f"{ONLY_NAN}{', '.join(metrics)} is NaN"
+    return NO_DATA
+
+
 def canonical_frame(
     store: RawStore,
     catalog: Catalog,
@@ -69,7 +84,7 @@ def canonical_frame(
             (m.family, _rows(m, store, start, step, n, window)) for m in plan.mappings
         )
         if not rows:
-            missing[signal] = "the exporter's metrics are present but hold no data in the window"
+            missing[signal] = _why_empty(plan.mappings, store, names)
             continue
         instances = sorted(rows)
         series[signal] = SignalSeries(tuple(instances), np.vstack([rows[i] for i in instances]))
