@@ -24,7 +24,7 @@ from tests.serve.inprocess import running
 from tests.serve.notifications import notification
 
 from infersight.cli.common import CommandError
-from infersight.cli.serve_cmds import alert_at
+from infersight.cli.serve_cmds import alert_pull, alert_start
 from infersight.serve.alerts import Notification, PayloadError, parse_notification, read_alert_file
 from infersight.serve.app import create_app
 from infersight.serve.config import ConfigError, ServeConfig, load_config
@@ -318,11 +318,13 @@ def _alert_file(folder: Path, body: bytes) -> None:
     else:
         assert isinstance(n, Notification)
     try:
-        at = alert_at(path, None)
+        starts = alert_start(path)
+        assert starts is not None
+        at, span = alert_pull(starts, None, "1h")
     except CommandError as exc:
         _one_line(exc.message)
     else:
-        assert at
+        assert at and span
 
 
 @BUDGET
