@@ -4,10 +4,9 @@ checked in full. What a rule `requires` still cannot be done without."""
 
 from __future__ import annotations
 
-from rag_stack import _DCGM, GATEWAY, NODES, windows
-
 from infersight.diagnose import diagnose
 from infersight.diagnose.kb import KnowledgeBase, parse_rule
+from infersight.lab.evaluate.rag_stack import _DCGM, GATEWAY, NODES, windows
 
 #: dcgm-exporter not deployed: every signal it alone provides
 WITHOUT_DCGM = tuple(_DCGM)

@@ -1,41 +1,6 @@
 """Every rule's test cases, as data: `cases/<rule_id>.yaml`, one file per rule of the built-in
 knowledge base, each incident built on the small RAG stack of `rag_stack.py` (no simulator).
-
-A case file is a YAML list of cases::
-
-    - name: one node's card runs hot and its clock drops   # unique in the file; the test id
-      engine: vllm              # optional: vllm (default) | triton, the engine's dialect
-      seed: 0                   # optional: the noise's seed (default 0)
-      drop: [infra.gpu_temp_c]  # optional: signals not deployed (no series at all)
-      base:                     # optional: levels everywhere (before the onset, baselines);
-        service.gc_pause_ratio: {all-nodes: 0.005}   # a signal rag_stack lacks is deployed so
-      change:                   # signal → instance → value from the onset on (incident only)
-        infra.gpu_temp_c: {node-2: {ramp: [69, 84, 20]}}
-        access.request_latency_p99: {gateway: 0.9}
-      expect:                   # one or more of
-        root: gpu_thermal_throttling      # the top root cause
-        roots_include: [slow_instance]    # ids among the root causes
-        verdict: confirmed                # this file's rule: confirmed | refuted |
-                                          #   inconclusive, or a list of those allowed
-        not_root: [slow_instance]         # ids that must not be root causes
-        instances: [node-2]               # where the top root (or, with no `root`, this
-                                          #   file's rule) was found; compared as a set
-
-Instances: `node-0` … `node-3` (the GPU nodes), or a shorthand: `all-nodes`, `gateway`
-(`ingress-0`), `cache` (`redis-0`), `vdb` (`vdb-0`). Values are in the signal's canonical unit
-(seconds, ratios 0–1, bytes, per second; docs/signals.md), or a shape over the incident window's
-point index (15 s points, the onset at point 160; the hour before is points -240..-1):
-
-- `{ramp: [from, to, points]}`: from the onset on, `from` to `to` over `points` points, then
-  held (in `base`: the same ramp, so before the onset `from`);
-- `{steps: [[offset, value], ...]}`: piecewise constant from the onset, `offset` points after
-  it (a target down for two minutes: `[[0, 0], [8, 1]]`); before the first offset, the first
-  value;
-- `{trend: [value_at_onset, per_hour, hours]}`: a straight climb (or fall) that began `hours`
-  before the onset (flat before it); for slow leaks across the baselines, mostly in `base`.
-
-`.nan` is no sample: a series that stopped (an engine that crashed), also inside `steps`.
-`base` takes the same instances and shapes as `change`.
+The case format is `infersight.lab.evaluate.path_cases`'s.
 
 A case states the mechanism the rule's description and its seed section name, with realistic
 figures; the figures are not tuned to the engine. A rule's file holds at least one case where
@@ -47,178 +12,20 @@ case where a rule must not be confirmed fails on that rule's positive cases.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-import yaml
-from rag_stack import CACHE, GATEWAY, NODES, ONSET, VDB, windows
 
 from infersight.diagnose import diagnose
 from infersight.diagnose.kb import load_kb
 from infersight.diagnose.result import Diagnosis
+from infersight.lab.evaluate.path_cases import Case, _shape, check, explain, load_cases
+from infersight.lab.evaluate.rag_stack import ONSET, windows
 
 CASES_DIR = Path(__file__).parent / "cases"
-SHORTHANDS: dict[str, tuple[str, ...]] = {
-    "all-nodes": NODES,
-    "gateway": (GATEWAY,),
-    "cache": (CACHE,),
-    "vdb": (VDB,),
-}
-VERDICTS = {"confirmed", "refuted", "inconclusive"}
-CASE_KEYS = {"name", "engine", "seed", "drop", "base", "change", "expect"}
-EXPECT_KEYS = {"root", "roots_include", "verdict", "not_root", "instances"}
-POINTS_PER_HOUR = 240
-
-Value = float | Callable[[np.ndarray], np.ndarray]
-
-
-def _shape(spec: Any, where: str) -> Value:
-    """A value of a case file: a number or one of the shapes the module docstring lists."""
-    if isinstance(spec, bool):
-        raise ValueError(f"{where}: a boolean is not a value")
-    if isinstance(spec, int | float):
-        return float(spec)
-    if not isinstance(spec, dict) or len(spec) != 1:
-        raise ValueError(f"{where}: a number, or one of ramp, steps, trend: {spec!r}")
-    ((kind, args),) = spec.items()
-    if kind == "ramp":
-        a, b, points = (float(x) for x in args)
-        return lambda idx: a + (b - a) * np.clip((idx - ONSET) / max(points, 1.0), 0, 1)
-    if kind == "steps":
-        offsets = np.array([float(o) for o, _ in args])
-        values = np.array([float(v) for _, v in args])
-
-        def steps(idx: np.ndarray) -> np.ndarray:
-            at = np.searchsorted(offsets, idx - ONSET, side="right") - 1
-            return np.asarray(values[np.clip(at, 0, None)], dtype=float)
-
-        return steps
-    if kind == "trend":
-        level, per_hour, hours = (float(x) for x in args)
-        return lambda idx: level + per_hour * np.clip((idx - ONSET) / POINTS_PER_HOUR, -hours, None)
-    raise ValueError(f"{where}: unknown shape {kind!r}")
-
-
-def _per_instance(spec: Any, where: str) -> dict[str, dict[str, Value]]:
-    if spec is None:
-        return {}
-    if not isinstance(spec, dict):
-        raise ValueError(f"{where}: signal → instance → value")
-    out: dict[str, dict[str, Value]] = {}
-    for sig, per in spec.items():
-        if not isinstance(per, dict) or not per:
-            raise ValueError(f"{where}.{sig}: instance → value")
-        row = out.setdefault(sig, {})
-        for inst, v in per.items():
-            value = _shape(v, f"{where}.{sig}.{inst}")
-            for name in SHORTHANDS.get(inst, (inst,)):
-                row[name] = value
-    return out
-
-
-@dataclass(frozen=True)
-class Case:
-    rule: str
-    name: str
-    change: dict[str, dict[str, Value]]
-    expect: dict[str, Any]
-    engine: str = "vllm"
-    seed: int = 0
-    base: dict[str, dict[str, Value]] = field(default_factory=dict)
-    drop: tuple[str, ...] = ()
-
-    def diagnose(self) -> Diagnosis:
-        return diagnose(
-            windows(self.change, engine=self.engine, base=self.base, drop=self.drop, seed=self.seed)
-        )
-
-
-def _case(rule: str, raw: Mapping[str, Any]) -> Case:
-    where = f"{rule}.yaml: {raw.get('name', '?')}"
-    unknown = set(raw) - CASE_KEYS
-    if unknown:
-        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
-    expect = dict(raw.get("expect") or {})
-    if not expect or set(expect) - EXPECT_KEYS:
-        raise ValueError(f"{where}: expect needs one or more of {sorted(EXPECT_KEYS)}")
-    verdicts = expect.get("verdict")
-    if verdicts is not None:
-        allowed = {verdicts} if isinstance(verdicts, str) else set(verdicts)
-        if not allowed or allowed - VERDICTS:
-            raise ValueError(f"{where}: verdict is one or more of {sorted(VERDICTS)}")
-        expect["verdict"] = allowed
-    if raw.get("engine", "vllm") not in ("vllm", "triton"):
-        raise ValueError(f"{where}: engine is vllm or triton")
-    return Case(
-        rule=rule,
-        name=str(raw["name"]),
-        change=_per_instance(raw.get("change"), f"{where}: change"),
-        expect=expect,
-        engine=str(raw.get("engine", "vllm")),
-        seed=int(raw.get("seed", 0)),
-        base=_per_instance(raw.get("base"), f"{where}: base"),
-        drop=tuple(raw.get("drop") or ()),
-    )
-
-
-def load_cases(folder: Path = CASES_DIR) -> list[Case]:
-    cases = []
-    for path in sorted(folder.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(raw, list) or not raw:
-            raise ValueError(f"{path.name}: a non-empty list of cases")
-        names = [c.get("name") for c in raw]
-        if len(set(names)) != len(names) or None in names:
-            raise ValueError(f"{path.name}: every case needs a name of its own")
-        cases += [_case(path.stem, c) for c in raw]
-    return cases
-
-
-def check(case: Case, dx: Diagnosis) -> list[str]:
-    """What the diagnosis got wrong against the case's expectation (empty: all held)."""
-    wrong = []
-    roots = [r.hypothesis for r in dx.root_causes]
-    exp = case.expect
-    if "root" in exp and (not roots or roots[0] != exp["root"]):
-        wrong.append(f"top root {roots[0] if roots else None!r}, expected {exp['root']!r}")
-    for rid in exp.get("roots_include", ()):
-        if rid not in roots:
-            wrong.append(f"{rid!r} not among the roots")
-    for rid in exp.get("not_root", ()):
-        if rid in roots:
-            wrong.append(f"{rid!r} named a root")
-    h = dx.hypothesis(case.rule)
-    if "verdict" in exp:
-        verdict = h.verdict if h is not None else None
-        if verdict not in exp["verdict"]:
-            wrong.append(f"{case.rule} is {verdict}, expected {sorted(exp['verdict'])}")
-    if "instances" in exp:
-        at = dx.hypothesis(exp.get("root", case.rule))
-        got = set(at.instances) if at is not None else set()
-        want = {n for i in exp["instances"] for n in SHORTHANDS.get(i, (i,))}
-        if got != want:
-            wrong.append(f"instances {sorted(got)}, expected {sorted(want)}")
-    return wrong
-
-
-def explain(case: Case, dx: Diagnosis) -> str:
-    """The engine's answer, for a failure's message."""
-    lines = [f"roots: {[(r.hypothesis, r.confidence) for r in dx.root_causes]}"]
-    h = dx.hypothesis(case.rule)
-    if h is not None:
-        lines.append(f"{case.rule}: {h.verdict} on {h.instances}")
-        lines += [f"  {'+' if e.supports else '-'} {e.statement}" for e in h.evidence]
-        if h.missing_signals:
-            lines.append(f"  missing: {h.missing_signals}")
-    return "\n".join(lines)
-
-
-CASES = load_cases()
+CASES = load_cases(CASES_DIR)
 
 
 _DIAGNOSED: dict[tuple[str, str], Diagnosis] = {}

@@ -266,6 +266,14 @@ class DiagnoseConfig(BaseModel):
         "one checked in part, and half its predictions unchecked cost a quarter.",
     )
 
+    across_days_s: float = Field(
+        43200.0,
+        gt=0,
+        description="A trend that spans this long or more was read across the hour and the day "
+        "before (detection's slow climbs, which compare with the same hour yesterday): it "
+        "needs no second look against yesterday. Half a day: no window-internal fit spans it.",
+    )
+
     # -- chain and ranking ----------------------------------------------------------------------
     late_s: float = Field(
         900.0,

@@ -8,7 +8,7 @@ incident's onset, so "above 80 °C" and "an Xid appeared" are read since the inc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -62,6 +62,8 @@ class Context:
     memo: dict[tuple[str, ...], object] = field(default_factory=dict)
     #: the engine's constants for this diagnosis
     config: DiagnoseConfig = field(default_factory=DiagnoseConfig)
+    #: the baseline windows ("baseline-1h", "baseline-1d", …) the detection compared with
+    baselines: Mapping[str, MetricFrame] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -70,13 +72,14 @@ class Context:
         det: DetectionResult,
         user_facing: Iterable[str],
         config: DiagnoseConfig | None = None,
+        baselines: Mapping[str, MetricFrame] | None = None,
     ) -> Context:
         cfg = config or DiagnoseConfig()
         by: dict[tuple[str, str], list[Anomaly]] = {}
         for a in det.anomalies:
             by.setdefault((a.signal, a.instance), []).append(a)
         onset = _onset(det, frame, user_facing, cfg.tail_share)
-        return cls(frame, det, onset, by, config=cfg)
+        return cls(frame, det, onset, by, config=cfg, baselines=dict(baselines or {}))
 
     # -- data ---------------------------------------------------------------------------------
     def instances_of(self, signal: str) -> tuple[str, ...]:

@@ -238,7 +238,8 @@ def diagnose(
     path = path or PathConfig()
     det = detection if detection is not None else detect(windows, at=at)
     frame = _cut(windows[INCIDENT], at)
-    ctx = Context.build(frame, det, DEFAULT_USER_FACING, cfg)
+    base = {k: v for k, v in windows.items() if k != INCIDENT}
+    ctx = Context.build(frame, det, DEFAULT_USER_FACING, cfg, base)
     tried = [_try(ctx, rule) for rule in kb.in_layer_order()]
     confirmed = {t.rule.id: t.rule for t in tried if t.verdict == "confirmed"}
     graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried}, cfg)

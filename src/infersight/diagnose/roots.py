@@ -172,10 +172,13 @@ def _route(w: Walk, site: Site, area: set[str]) -> tuple[str, bool, tuple[str, .
         if n in here:
             continue
         loaded = link.relation in MORE_WORK and not n.startswith("gateway:")
+        # the hop without metrics shows its queue only as the time it added
         piled = [
             c
             for c in w.reader.at_node.get(n, [])
-            if c.bad and c.direction == "up" and c.facet in ("waiting", "saturation")
+            if c.bad
+            and c.direction == "up"
+            and (c.facet in ("waiting", "saturation") or c.kind == "added")
         ]
         if loaded or piled:
             neck = n
