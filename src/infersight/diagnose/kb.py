@@ -247,6 +247,8 @@ class Rule(BaseModel):
     #: up at its part, it is named beside what sent the work, first (the fix is the limit)
     under_load: bool = False
     description: str = ""
+    #: the changes that name the mechanism, what sets it apart from its neighbours (not the
+    #: symptoms it shares with them): what a change at its part no rule names is compared with
     signals: list[str] = Field(default_factory=list)
     #: what the rule cannot be decided without: each entry a signal or alternatives "a | b";
     #: empty: every signal its conditions read (see `unobservable`)
@@ -297,10 +299,13 @@ class Rule(BaseModel):
         return list(out)
 
     def condition_signals(self) -> list[str]:
+        """Every signal the rule reads: its signature, and each condition's own, `than` and
+        `per` included."""
         out: dict[str, None] = dict.fromkeys(self.signals)
         for g in (self.confirm, self.refute):
             if g is not None:
-                out.update(dict.fromkeys(c.signal for c in walk(g)))
+                for c in walk(g):
+                    out.update(dict.fromkeys(s for s in (c.signal, c.than, c.per) if s))
         return list(out)
 
 

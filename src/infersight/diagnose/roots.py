@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose.kb import KnowledgeBase, Rule
-from infersight.diagnose.path import HOP, Change, Link, Walk
+from infersight.diagnose.path import HOP, Change, Link, Walk, key
 from infersight.diagnose.path.world import World, node_id
 from infersight.diagnose.result import HypothesisResult
 
@@ -105,37 +105,67 @@ def sites_of(world: World, rule: Rule, h: HypothesisResult) -> set[str]:
     return out & set(world.nodes)
 
 
+_REPLICA = frozenset({"service", "engine", "gpu"})
+
+
 def site_key(w: Walk, c: Change) -> tuple[str, str]:
-    """The site a change belongs to: its part, on its instance or, for the replicas' parts,
-    on every instance of its role."""
-    node = w.reader.world.nodes[c.node]
-    role = (
-        w.reader.roles.get(node.instance, "") if node.part in ("service", "engine", "gpu") else ""
-    )
-    return (node.part, role or node.instance)
+    """The site a change belongs to. On the replicas, a part on every instance of a role (the
+    GPUs of the fleet, its engines, their hosts): which part matters there, and a fleet-wide
+    change is one. Elsewhere the machine (a vector DB and the host it has to itself)."""
+    world = w.reader.world
+    node = world.nodes[c.node]
+    if node.part == "hop":
+        return ("hop", "")
+    if not world.parts.get(node.instance, set()) & _REPLICA:
+        return ("", node.instance)
+    return (node.part, w.reader.roles.get(node.instance, "") or node.instance)
 
 
 def group_sites(w: Walk, ends: Iterable[Change]) -> list[Site]:
-    """Ends by part and role: the same part of replicas of one role is one site."""
+    """Ends by site (`site_key`): a machine's site holds all its parts, the ends' first."""
+    world = w.reader.world
     groups: dict[tuple[str, str], list[Change]] = {}
     for c in ends:
         groups.setdefault(site_key(w, c), []).append(c)
     out = []
-    for (part, _), cs in groups.items():
+    for (part, inst), cs in groups.items():
         cs = sorted(cs, key=lambda c: (c.onset, -c.score))
-        out.append(Site(part, tuple(dict.fromkeys(c.node for c in cs)), tuple(cs)))
+        nodes = list(dict.fromkeys(c.node for c in cs))
+        if not part:  # a machine: every part of it, the one it is for first
+            part = world.primary(inst)
+            mine = sorted(n for n, node in world.nodes.items() if node.instance == inst)
+            nodes += [n for n in mine if n not in nodes]
+        out.append(Site(part, tuple(nodes), tuple(cs)))
     return sorted(out, key=lambda s: (s.onset, -max(c.score for c in s.ends)))
 
 
+def own_signals(w: Walk, site: Site) -> set[str]:
+    """What changed at the site of its own: its ends, and what they made there."""
+    keys = {key(c) for c in site.ends}
+    for c in site.ends:
+        keys |= w.explains(c)
+    here = set(site.nodes)
+    return {k[1] for k in keys if k[0] in here}
+
+
 def _label(
+    w: Walk,
     site: Site,
     candidates: Mapping[str, set[str]],
     results: Mapping[str, HypothesisResult],
     graph: Mapping[str, list[str]],
+    rules: Mapping[str, Rule],
 ) -> str | None:
-    """The confirmed cause that names the site: one whose `at` holds a node of it, not
-    explained by another such one, the most confident."""
-    names = [rid for rid, nodes in candidates.items() if nodes & set(site.nodes)]
+    """The confirmed cause that names the site: one whose `at` holds a node of it and whose
+    own signature (its `signals`) is among what changed there unexplained (a rule confirmed
+    on the site's consequences names a neighbour, not this), not explained by another such
+    one, the most confident."""
+    ended = own_signals(w, site)
+    names = [
+        rid
+        for rid, nodes in candidates.items()
+        if nodes & set(site.nodes) and (not rules[rid].signals or set(rules[rid].signals) & ended)
+    ]
     back = chain_mod.explained_by(graph)
     free = [r for r in names if not any(b in names and b != r for b in back.get(r, []))]
     pick = free or names
@@ -205,7 +235,7 @@ def resolve(
         return res
     ends = w.ends(w.symptoms)
     for site in group_sites(w, ends):
-        name = _label(site, sites, results, graph)
+        name = _label(w, site, sites, results, graph, causes)
         if name is None and max(c.score for c in site.ends) < unnamed_min_score:
             continue
         neck, trig, via = _route(w, site, sites.get(name or "", set()))

@@ -43,6 +43,10 @@ class Reader:
             and (bad is None or c.bad == bad)
         ]
 
+    def reader_signals(self, node: str) -> set[str]:
+        """The signals a node has readable series of (changed or not)."""
+        return self.world.signals.get(node, set())
+
     def unavailable(self, nodes: str | Iterable[str]) -> list[Change]:
         return [c for c in self.at(nodes, ("availability",)) if c.bad]
 

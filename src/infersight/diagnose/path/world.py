@@ -75,6 +75,8 @@ class World:
     parts: dict[str, set[str]] = field(default_factory=dict)
     #: node → the facets it has readable series of (what can be asked of it at all)
     facets: dict[str, set[str]] = field(default_factory=dict)
+    #: node → the signals it has readable series of
+    signals: dict[str, set[str]] = field(default_factory=dict)
 
     def has(self, node: str, facet: str) -> bool:
         return facet in self.facets.get(node, set())
@@ -113,12 +115,16 @@ class World:
             got.append(b)
 
 
-def _parts(frame: MetricFrame) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[str]]]:
+_Seen = dict[tuple[str, str], set[str]]
+
+
+def _parts(frame: MetricFrame) -> tuple[dict[str, set[str]], _Seen, _Seen]:
     """instance → the parts its readable series describe ("instance" flags left out), and
-    (part, instance) → the facets of those series."""
+    (part, instance) → the facets, and the signals, of those series."""
     known = all_signals()
     out: dict[str, set[str]] = {}
-    facets: dict[tuple[str, str], set[str]] = {}
+    facets: _Seen = {}
+    names: _Seen = {}
     for name, s in frame.series.items():
         sig = known.get(name)
         if sig is None:
@@ -129,14 +135,16 @@ def _parts(frame: MetricFrame) -> tuple[dict[str, set[str]], dict[tuple[str, str
             if ok and sig.part != "instance":
                 have.add(sig.part)
                 facets.setdefault((sig.part, inst), set()).add(sig.facet)
-    return out, facets
+                names.setdefault((sig.part, inst), set()).add(name)
+    return out, facets, names
 
 
 def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) -> World:
     """The path of this frame; `extra`: (kind, from, to) edges a user declared."""
-    have, facets = _parts(frame)
+    have, facets, names = _parts(frame)
     w = World(parts=have)
     w.facets = {node_id(p, i): f for (p, i), f in facets.items()}
+    w.signals = {node_id(p, i): f for (p, i), f in names.items()}
     for inst, ps in w.parts.items():
         for p in ps:
             w.nodes[node_id(p, inst)] = Node(node_id(p, inst), p, inst)

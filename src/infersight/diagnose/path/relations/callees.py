@@ -1,7 +1,7 @@
 """A slower or failing callee holds its callers' workers longer (seed §5.2).
 
-A node's time per request includes the calls it makes. When a callee gets slower, or fills
-up (an engine's KV cache full, preempting), the caller's workers are held longer (Little's
+A node's time per request includes the calls it makes. When a callee gets slower, fills up
+(an engine's KV cache full, preempting) or stops producing, the caller's workers are held longer (Little's
 law: busy workers = arrivals × time held), its pool fills and a queue forms in front of it,
 and its errors follow the callee's. That queue
 is the callee's consequence: the walk goes on into the callee. The virtual hop, where it
@@ -49,5 +49,8 @@ def explain(r: Reader, c: Change) -> list[Change]:
         for x in r.at(ds, ("saturation",), direction="up", bad=True)
         if (sig := all_signals().get(x.signal)) is not None and sig.rides_bursts
     ]
+    # a callee that stopped producing (an engine that generates nothing) holds its callers'
+    # requests as long as a slow one
+    found += r.at(ds, ("output",), direction="down", bad=True)
     found += r.unavailable(ds)
     return [d for d in found if r.precedes(d, c)]

@@ -2,7 +2,8 @@
 
 GPUs idle and batches shrink when fewer requests reach them: fewer arrived, or the service
 in front is blocked on something else (seed §5.2: the queue grows while GPU utilisation
-falls, because requests are not getting to the GPU).
+falls, because requests are not getting to the GPU). An engine that still holds as much
+work in flight was not starved of it: it stopped producing on its own (a hang).
 """
 
 from __future__ import annotations
@@ -21,8 +22,23 @@ def doc() -> str:
     )
 
 
+_IN_FLIGHT = ("inference.running_requests", "inference.batch_size")
+
+
+def _kept_its_work(r: Reader, c: Change) -> bool:
+    """The engine behind `c` reports work in flight, and it did not fall."""
+    engine = c.node if c.node.startswith("engine:") else r.sibling(c.node, "engine")
+    if engine is None or not r.world.has(engine, "saturation"):
+        return False
+    fell = [x for x in r.at(engine, ("saturation",), direction="down") if x.signal in _IN_FLIGHT]
+    held = any(x for x in r.reader_signals(engine) if x in _IN_FLIGHT)
+    return held and not fell
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if c.facet not in ("saturation", "output") or c.direction != "down":
+        return []
+    if c.signal not in _IN_FLIGHT and _kept_its_work(r, c):
         return []
     nodes = [c.node] + [n for p in ("service",) if (n := r.sibling(c.node, p))]
     users = r.world.users_of(c.node)

@@ -3,7 +3,8 @@
 The balancer sends nothing to a target that is down, and least-connections or health checks
 route away from one that is slow or returns errors, or whose card failed under it (an Xid:
 its health check fails). A replica whose arrivals fell with none of these was taken out of
-rotation: that is its own change (the walk ends there).
+rotation: that is its own change (the walk ends there). A server that counts the requests it
+finishes reads fewer when its engine completes fewer: stalled, or gone.
 """
 
 from __future__ import annotations
@@ -34,4 +35,5 @@ def explain(r: Reader, c: Change) -> list[Change]:
         for e in r.at(nodes, ("time", "errors"), direction="up")
         if e.bad and e.onset < c.onset - r.step
     ]
+    found += r.at(nodes, ("output",), direction="down", bad=True)
     return [e for e in found if r.precedes(e, c)]
