@@ -1,11 +1,11 @@
 """A slower or failing callee holds its callers' workers longer (seed §5.2).
 
 A node's time per request includes the calls it makes. When a callee gets slower, fills up
-(an engine's KV cache full, preempting) or stops producing, the caller's workers are held longer (Little's
-law: busy workers = arrivals × time held), its pool fills and a queue forms in front of it,
-and its errors follow the callee's. That queue
-is the callee's consequence: the walk goes on into the callee. The virtual hop, where it
-added no time of its own, is looked through to the servers behind it.
+(an engine's KV cache full, preempting) or stops producing, the caller's workers are held
+longer (Little's law: busy workers = arrivals × time held), its pool fills and a queue forms
+in front of it, and its errors follow the callee's. That queue is the callee's consequence:
+the walk goes on into the callee. The virtual hop, where it added no time of its own, is
+looked through to the servers behind it.
 """
 
 from __future__ import annotations

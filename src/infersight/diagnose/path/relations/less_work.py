@@ -28,11 +28,10 @@ _IN_FLIGHT = ("inference.running_requests", "inference.batch_size")
 def _kept_its_work(r: Reader, c: Change) -> bool:
     """The engine behind `c` reports work in flight, and it did not fall."""
     engine = c.node if c.node.startswith("engine:") else r.sibling(c.node, "engine")
-    if engine is None or not r.world.has(engine, "saturation"):
+    if engine is None or not set(_IN_FLIGHT) & r.reader_signals(engine):
         return False
     fell = [x for x in r.at(engine, ("saturation",), direction="down") if x.signal in _IN_FLIGHT]
-    held = any(x for x in r.reader_signals(engine) if x in _IN_FLIGHT)
-    return held and not fell
+    return not fell
 
 
 def explain(r: Reader, c: Change) -> list[Change]:
