@@ -297,7 +297,9 @@ def _unchecked(
     DB under a cache stampede the data cannot show), so they are named with what is missing."""
     reached = set(root_ids).union(*(chain_mod.reach(graph, r) for r in root_ids))
     heads = list(root_ids) + [
-        rid for rid, rule in confirmed.items() if rule.kind == "symptom" and rid not in reached
+        rid
+        for rid, rule in confirmed.items()
+        if rule.kind in ("symptom", "forecast") and rid not in reached
     ]
     out: list[UncheckedCause] = []
     for h in hyps:

@@ -30,7 +30,10 @@ CAPACITY_SIGNAL = "service.concurrency_limit"
 UP_SIGNAL = "infra.target_up"
 Where = Literal["any", "same", "other"]
 When = Literal["any", "together", "during"]
-Kind = Literal["cause", "symptom"]
+#: a cause can be a root; a symptom is what users feel, never a root; a forecast is a symptom
+#: still to come (a card full within a day): never a root, but the walk starts from it as
+#: from what the users feel, so that what grows is named
+Kind = Literal["cause", "symptom", "forecast"]
 PathPart = Literal[
     "gateway", "hop", "service", "engine", "gpu", "host", "cache", "retrieval", "instance"
 ]
@@ -230,7 +233,8 @@ class Group(BaseModel):
 
 
 class Rule(BaseModel):
-    """One hypothesis (kind cause) or symptom (kind symptom: never a root cause)."""
+    """One hypothesis (kind cause), symptom (never a root cause) or forecast (a symptom to
+    come: never a root, a start of the walk)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -169,7 +169,7 @@ def render(kb: KnowledgeBase | None = None) -> str:
         "this page lists it. A constant it needs goes in `DiagnoseConfig` "
         "(`diagnose/config.py`) with the reason for its default.",
     ]
-    for kind, title in (("cause", "Causes"), ("symptom", "Symptoms")):
+    for kind, title in (("cause", "Causes"), ("symptom", "Symptoms"), ("forecast", "Forecasts")):
         out += ["", f"## {title}"]
         for r in kb.in_layer_order():
             if r.kind == kind:

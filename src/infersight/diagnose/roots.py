@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose.kb import KnowledgeBase, Rule
 from infersight.diagnose.path import HOP, Change, Link, Walk, key
+from infersight.diagnose.path.walk import Key
 from infersight.diagnose.path.world import World, node_id
 from infersight.diagnose.result import HypothesisResult
 
@@ -140,12 +141,17 @@ def group_sites(w: Walk, ends: Iterable[Change]) -> list[Site]:
 
 
 def own_signals(w: Walk, site: Site) -> set[str]:
-    """What changed at the site of its own: its ends, and what they made there."""
+    """What went wrong at the site of its own: its ends, and what they made worse there (a
+    pool that stopped filling because no work came is no sign of a pool too small)."""
     keys = {key(c) for c in site.ends}
     for c in site.ends:
         keys |= w.explains(c)
     here = set(site.nodes)
-    return {k[1] for k in keys if k[0] in here}
+    return {k[1] for k in keys if k[0] in here and (w.visited[k].bad or k in _keys(site))}
+
+
+def _keys(site: Site) -> set[Key]:
+    return {key(c) for c in site.ends}
 
 
 def _label(
@@ -230,10 +236,20 @@ def resolve(
     causes = {rid: r for rid, r in confirmed.items() if r.kind == "cause"}
     sites = {rid: sites_of(world, r, results[rid]) for rid, r in causes.items()}
     res = Resolution()
-    if not w.symptoms:
+    # a forecast is a symptom to come: what grows toward it is walked as the users' is
+    ahead = [
+        c
+        for rid, r in confirmed.items()
+        if r.kind == "forecast"
+        for c in _rule_changes(w, results[rid])
+    ]
+    w.extend(ahead)
+    ends = w.ends(w.symptoms) + [
+        e for e in w.ends(ahead) if key(e) not in {key(x) for x in w.ends(w.symptoms)}
+    ]
+    if not ends:
         res.outside = list(causes)
         return res
-    ends = w.ends(w.symptoms)
     for site in group_sites(w, ends):
         name = _label(w, site, sites, results, graph, causes)
         if name is None and max(c.score for c in site.ends) < unnamed_min_score:

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from infersight.diagnose.kb import KnowledgeBase
-from infersight.diagnose.path import Walk, key
+from infersight.diagnose.path import Change, Walk, key
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.result import Evidence, HypothesisResult
 from infersight.diagnose.roots import LAYER_OF, PathRoot
@@ -33,8 +33,9 @@ def _words(w: Walk, root: PathRoot) -> str:
 
 
 def evidence(w: Walk, root: PathRoot, cfg: PathConfig) -> tuple[Evidence, ...]:
-    """The site's ends first (what nothing explains), then its nodes' other changes, earliest
-    and largest first."""
+    """One line per signal: the site's ends first (what nothing explains), then its nodes'
+    other changes that got worse, earliest and largest first; each on its strongest
+    instance, naming how many of the site's instances moved the same way."""
     ends = {key(c) for c in root.site.ends}
     rest = [
         c
@@ -43,14 +44,21 @@ def evidence(w: Walk, root: PathRoot, cfg: PathConfig) -> tuple[Evidence, ...]:
         if key(c) not in ends and c.bad
     ]
     ordered = list(root.site.ends) + sorted(rest, key=lambda c: (c.onset, -c.score))
-    out: list[Evidence] = []
-    seen: set[tuple[str, str]] = set()
+    by_signal: dict[str, list[Change]] = {}
     for c in ordered:
-        if (c.signal, c.instance) in seen:
-            continue
-        seen.add((c.signal, c.instance))
-        out.append(dataclasses.replace(c.evidence, supports=True, onset=c.onset))
-    return tuple(out[: max(cfg.unnamed_max_signals, len(root.site.ends[:3]))])
+        by_signal.setdefault(c.signal, []).append(c)
+    total = len(root.site.instances)
+    out: list[Evidence] = []
+    for sig, cs in by_signal.items():
+        best = max(cs, key=lambda c: c.score)
+        e = dataclasses.replace(best.evidence, supports=True, onset=min(c.onset for c in cs))
+        moved = len({c.instance for c in cs})
+        if total > 1 and moved > 1:
+            e = dataclasses.replace(e, statement=f"{e.statement} (on {moved} of {total})")
+        out.append(e)
+        if len(out) == cfg.unnamed_max_signals:
+            break
+    return tuple(out)
 
 
 def _candidates(kb: KnowledgeBase, results: Mapping[str, HypothesisResult], part: str) -> list[str]:

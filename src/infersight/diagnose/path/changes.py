@@ -59,7 +59,7 @@ class Change:
     direction: str  # up | down
     onset: float
     score: float
-    kind: str  # deviation | fleet_outlier | absent | step | added
+    kind: str  # deviation | fleet_outlier | absent | trend | step | idle | added
     bad: bool  # the signal's bad way (a queue that grew; a hit ratio that fell)
     evidence: Evidence
     uncertainty_s: float = 0.0
@@ -113,7 +113,8 @@ def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Ch
     if node is None or sig is None:
         return None
     facet = "availability" if a.kind == "absent" else sig.facet
-    a = dataclasses.replace(a, onset=first_sign(ctx, a, cfg.redate_lookback_s))
+    if a.kind != "trend":
+        a = dataclasses.replace(a, onset=first_sign(ctx, a, cfg.redate_lookback_s))
     return Change(
         node=node,
         signal=a.signal,
@@ -309,9 +310,13 @@ def _idle(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
 def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
     """Every change of the window, strongest kept per series (an absence over all)."""
     best: dict[tuple[str, str], Change] = {}
+    trends = {(t.signal, t.instance): t for t in ctx.det.trends}
     for a in ctx.det.anomalies:
-        if a.weak or a.kind == "trend":
+        if a.weak:
             continue
+        if a.kind == "trend":  # dated by where its climb began, not by when it was seen
+            t = trends.get((a.signal, a.instance))
+            a = dataclasses.replace(a, onset=t.start) if t is not None else a
         c = _from_anomaly(ctx, world, a, cfg)
         if c is None:
             continue
@@ -328,6 +333,8 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
 def _stronger(c: Change, old: Change) -> bool:
     if (c.kind == "absent") != (old.kind == "absent"):
         return c.kind == "absent"
+    if (c.kind == "trend") != (old.kind == "trend"):  # a step or an outlier says more
+        return old.kind == "trend"
     if c.bad != old.bad:
         return c.bad
     return c.score > old.score
