@@ -17,6 +17,7 @@ from infersight.diagnose.path import Change, Walk, key
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.result import Evidence, HypothesisResult
 from infersight.diagnose.roots import LAYER_OF, PathRoot
+from infersight.signals import all_signals
 
 #: seed §5.2: the path read layer by layer, and §2.3's order
 SEED = "5.2"
@@ -32,6 +33,14 @@ def _words(w: Walk, root: PathRoot) -> str:
     return f"the {part} of {names}{more}"
 
 
+def _first(c: Change) -> tuple[float, int, float]:
+    """Ends in the order they began; of those that began together, what says most plainly
+    what happened first: a part that stopped answering, then the work it took."""
+    sig = all_signals().get(c.signal)
+    plain = 0 if sig is not None and sig.answers else 1 if c.facet == "arrivals" else 2
+    return (c.onset, plain, -c.score)
+
+
 def evidence(w: Walk, root: PathRoot, cfg: PathConfig) -> tuple[Evidence, ...]:
     """One line per signal: the site's ends first (what nothing explains), then its nodes'
     other changes that got worse, earliest and largest first; each on its strongest
@@ -43,13 +52,13 @@ def evidence(w: Walk, root: PathRoot, cfg: PathConfig) -> tuple[Evidence, ...]:
         for c in w.reader.at_node.get(n, [])
         if key(c) not in ends and c.bad
     ]
-    ordered = list(root.site.ends) + sorted(rest, key=lambda c: (c.onset, -c.score))
+    ordered = sorted(root.site.ends, key=_first) + sorted(rest, key=lambda c: (c.onset, -c.score))
     by_signal: dict[str, list[Change]] = {}
     for c in ordered:
         by_signal.setdefault(c.signal, []).append(c)
     total = len(root.site.instances)
     out: list[Evidence] = []
-    for sig, cs in by_signal.items():
+    for cs in by_signal.values():
         best = max(cs, key=lambda c: c.score)
         e = dataclasses.replace(best.evidence, supports=True, onset=min(c.onset for c in cs))
         moved = len({c.instance for c in cs})

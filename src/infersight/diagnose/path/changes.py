@@ -65,6 +65,8 @@ class Change:
     uncertainty_s: float = 0.0
     before: float | None = None
     after: float | None = None
+    #: read against the window's own first part only (no baseline window held the series)
+    weak: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -129,6 +131,7 @@ def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Ch
         uncertainty_s=float(a.onset_uncertainty_s),
         before=a.baseline,
         after=a.observed,
+        weak=a.weak,
     )
 
 
@@ -136,7 +139,7 @@ def _steps(
     ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
 ) -> list[Change]:
     """Medians since the onset against medians before it, for the facets that explain."""
-    det = DetectConfig()
+    det, rules = DetectConfig(), ctx.config
     k = ctx.split()
     out: list[Change] = []
     for name, s in ctx.frame.series.items():
@@ -144,7 +147,7 @@ def _steps(
         if sig is None or sig.facet not in _STEP_FACETS or s.values.shape[1] <= k:
             continue
         pre = s.values[:, :k]
-        enough = np.sum(~np.isnan(pre), axis=1) >= cfg.step_min_before
+        enough = np.sum(~np.isnan(pre), axis=1) >= rules.shift_min_before
         if not enough.any():
             continue
         med = row_medians(pre)
@@ -159,7 +162,7 @@ def _steps(
                 continue
             moved = after - before
             sigma = MAD_TO_SIGMA * float(mad[r])
-            if abs(moved) <= max(cfg.step_z * sigma, floor, 1e-12):
+            if abs(moved) <= max(rules.shift_z * sigma, floor, 1e-12):
                 continue
             low, high = sorted((abs(before), abs(after)))
             if low > 0 and high / low < cfg.step_ratio:
@@ -312,8 +315,8 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
     best: dict[tuple[str, str], Change] = {}
     trends = {(t.signal, t.instance): t for t in ctx.det.trends}
     for a in ctx.det.anomalies:
-        if a.weak:
-            continue
+        # a weak anomaly is read against the window's own first part (no baseline window):
+        # evidence all the same, at the strength detection gave it
         if a.kind == "trend":  # dated by where its climb began, not by when it was seen
             t = trends.get((a.signal, a.instance))
             a = dataclasses.replace(a, onset=t.start) if t is not None else a

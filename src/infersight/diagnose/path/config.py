@@ -24,19 +24,8 @@ class PathConfig(BaseModel):
         description="A shift of the median since the onset against the median before, by this "
         "ratio, is a change even where detection's band (built for alerting, and wide on "
         "signals that swing with demand) does not call it one: the walk asks what moved at "
-        "the onset, not whether it would page someone.",
-    )
-    step_z: float = Field(
-        4.0,
-        gt=0,
-        description="…and beyond this many robust σ of the readings before it: a noisy series "
-        "needs a clear step (single 15 s samples of a healthy rate wobble by a few percent).",
-    )
-    step_min_before: int = Field(
-        8,
-        ge=3,
-        description="Fewer readings than this before the onset tell nothing of the noise: no "
-        "step is read (two minutes at 15 s).",
+        "the onset, not whether it would page someone. Beyond the noise as `rose`/`fell` "
+        "read it (`DiagnoseConfig.shift_z`, `shift_min_before`).",
     )
     onset_slack_s: float = Field(
         300.0,
@@ -51,6 +40,14 @@ class PathConfig(BaseModel):
         ge=0,
         description="A user-facing change this strong (detection's score: robust z × effect) at "
         "least starts a walk: a change too small to call an incident has no cause to find.",
+    )
+    unfelt_min_score: float = Field(
+        8.0,
+        ge=0,
+        description="Where no user-facing change starts a walk, a change this strong in a "
+        "part's time, queue, errors or availability starts one: as strong as the unexplained "
+        "change that makes a diagnosis 'not healthy' (`DiagnoseConfig.unhealthy_shift`), so a "
+        "window that is not healthy always names where it began.",
     )
     unnamed_min_score: float = Field(
         2.0,

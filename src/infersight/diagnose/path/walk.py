@@ -201,15 +201,32 @@ class Walk:
 
 def symptoms(r: Reader) -> list[Change]:
     """What the users felt: user-facing times and errors that got worse, strongly enough to
-    be an incident."""
+    be an incident. Where they felt nothing yet, what went wrong strongly enough that the
+    window is no healthy one (a target down, a queue a hundred times longer): it is walked
+    the same way, so that where it began is named, never nothing."""
     out = []
     for c in r.changes:
         sig = all_signals().get(c.signal)
         if sig is None or sig.user_facing is None or c.kind in ("absent", "added"):
             continue
-        if c.bad and c.direction == "up" and c.score >= r.config.symptom_min_score:
+        # against the window's own first minutes alone, a change must be as strong as one
+        # nobody felt to start a walk: a lab warming up wobbles that much
+        floor = r.config.unfelt_min_score if c.weak else r.config.symptom_min_score
+        if c.bad and c.direction == "up" and c.score >= floor:
             out.append(c)
-    return out
+    if out:
+        return out
+    strong = r.config.unfelt_min_score
+    return [
+        c
+        for c in r.changes
+        if c.bad
+        and not c.weak
+        and c.score >= strong
+        and c.kind not in ("trend", "added", "idle")
+        and (c.is_effect or c.facet == "availability")
+        and not (c.facet == "saturation" and (s := all_signals().get(c.signal)) and s.load)
+    ]
 
 
 def walk(r: Reader) -> Walk:

@@ -7,7 +7,8 @@ host, a cache, a retrieval backend. A node is one part on one instance (`retriev
 exporters. Edges are of three kinds, built from the roles present, never written per stack:
 
 * `calls`: who sends work to whom. The gateway calls the front of the service: a service
-  without an engine of its own (an API in front of the engines) where one is scraped, else a
+  that is not a model replica (an API in front of the engines, a batcher of its own but no
+  GPU) where one is scraped, else a
   virtual `hop` standing for the API the stack runs without metrics, else the engines' own
   front. The front calls the engines, the caches and the retrieval backends; an engine's own
   front calls them too where there is no API in front (one process serves and retrieves).
@@ -155,8 +156,12 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
     def having(part: str) -> list[str]:
         return sorted(i for i, ps in w.parts.items() if part in ps)
 
-    engines = [i for i in having("service") if "engine" in w.parts[i]]
-    front = [i for i in having("service") if "engine" not in w.parts[i]]
+    # the model's replicas run on GPUs; a service with a batcher of its own but no card (an
+    # API embedding on its CPU) is in front of them. Where no card is scraped at all, every
+    # service with an engine is a replica
+    on_cards = [i for i in having("service") if {"engine", "gpu"} <= w.parts[i]]
+    engines = on_cards or [i for i in having("service") if "engine" in w.parts[i]]
+    front = [i for i in having("service") if i not in engines]
     deps = [node_id(p, i) for p in _DEPENDENCIES for i in having(p)]
     replicas = [node_id("service", i) for i in engines]
     if front:
@@ -172,6 +177,9 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
     for e in entry:
         for b in replicas + deps:
             w.add_edge("calls", e, b)
+    for i in front:
+        if "engine" in w.parts[i]:  # its own batcher
+            w.add_edge("calls", node_id("service", i), node_id("engine", i))
     for i in engines:
         if not front:
             for d in deps:

@@ -197,7 +197,8 @@ def case_incidents(folders: Iterable[Path]) -> list[Incident]:
         for case in load_cases(folder):
             root = case.expect.get("root")
             if root:
-                out.append(Incident(str(root), "case", case.name, _case(case)))
+                others = tuple(r for r in case.expect.get("roots_include", ()) if r != root)
+                out.append(Incident(str(root), "case", case.name, _case(case), others))
     return out
 
 

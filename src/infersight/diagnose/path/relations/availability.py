@@ -26,7 +26,7 @@ def explain(r: Reader, c: Change) -> list[Change]:
         return []
     nodes = [c.node] + [n for p in ("engine", "service") if (n := r.sibling(c.node, p))]
     under = [u for n in nodes for u in r.world.runs_on.get(n, [])]
-    found = [x for x in r.at(under, ("resource",), bad=True) if r.independent(x)]
+    found = [x for x in r.at(under + nodes, ("resource",), bad=True) if r.independent(x)]
     found += [
         x for x in r.at(nodes, ("errors",), direction="up") if x.signal == "inference.oom_rate"
     ]
