@@ -101,7 +101,9 @@ def test_pages_false_opens_them_for_a_proxy_that_authenticates(tmp_path: Path) -
 
 def test_a_slack_summary_shows_labels_as_typed() -> None:
     parsed = Notification.model_validate(notification("g1", ["a"], alertname=HOSTILE))
-    job = Job("id-1", parsed.groupKey, parsed.starts_at(), parsed.scope(), parsed)
+    job = Job(
+        "id-1", parsed.groupKey, parsed.starts_at(), parsed.scope(), parsed, parsed.starts_at()
+    )
     text = summary_text(job, Outcome(None, {}, ["a<b"], "x & y"), "https://i.example/")
     assert "<" not in text and ">" not in text and "\n" not in text and "\x1b" not in text
     assert "&lt;!channel&gt; &lt;http://evil.example|click&gt; &amp;" in text

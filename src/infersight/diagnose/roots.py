@@ -141,13 +141,22 @@ def group_sites(w: Walk, ends: Iterable[Change]) -> list[Site]:
 
 
 def own_signals(w: Walk, site: Site) -> set[str]:
-    """What went wrong at the site of its own: its ends, and what they made worse there (a
-    pool that stopped filling because no work came is no sign of a pool too small)."""
-    keys = {key(c) for c in site.ends}
+    """What went wrong at the site of its own: its ends, and the effects they had on the same
+    machines (a vector DB slower for the CPU its host ran out of). A pool that stopped filling
+    because no work came is no sign of a pool too small, and a driver that something else
+    explains is no trigger: traffic that rose because a peer failed is the failure's."""
+    ends = _keys(site)
+    keys = set(ends)
     for c in site.ends:
         keys |= w.explains(c)
     here = set(site.nodes)
-    return {k[1] for k in keys if k[0] in here and (w.visited[k].bad or k in _keys(site))}
+    machines = {c.instance for c in site.ends}
+    return {
+        k[1]
+        for k in keys
+        if k in ends
+        or (k[0] in here and k[2] in machines and w.visited[k].bad and w.visited[k].is_effect)
+    }
 
 
 def _keys(site: Site) -> set[Key]:
@@ -252,7 +261,7 @@ def resolve(
         return res
     for site in group_sites(w, ends):
         name = _label(w, site, sites, results, graph, causes)
-        if name is None and max(c.score for c in site.ends) < unnamed_min_score:
+        if name is None and not _notable(site, unnamed_min_score, w.reader.config.unfelt_min_score):
             continue
         neck, trig, via = _route(w, site, sites.get(name or "", set()))
         rid = name or unnamed_id(site)
@@ -344,6 +353,13 @@ def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
         res.roots[i] = PathRoot(cur.id, site, True, cur.bottleneck, cur.trigger, cur.via)
         res.roots = [r for r in res.roots if r.id != b.id]
         res.explained.setdefault(b.id, []).append(a.id)
+
+
+def _notable(site: Site, least: float, strong: float) -> bool:
+    """Whether a site no rule names is worth a root of its own: a change detection found, of
+    at least `least`; a shift of the medians alone (a step) must be as strong as `strong`: it
+    links what detection found, and on its own is no finding."""
+    return any(c.score >= (strong if c.kind in ("step", "added") else least) for c in site.ends)
 
 
 def _rule_changes(w: Walk, h: HypothesisResult) -> list[Change]:

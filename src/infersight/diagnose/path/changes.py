@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infersight.detect import Anomaly
+from infersight.detect.absence import ANSWERING
 from infersight.detect.config import DetectConfig
 from infersight.diagnose.config import MAD_TO_SIGMA
 from infersight.diagnose.context import Context, row_medians
@@ -30,6 +31,7 @@ from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.path.world import HOP, World
 from infersight.diagnose.result import Evidence
 from infersight.diagnose.states.registry import state_on
+from infersight.frame import FloatArray
 from infersight.signals import EFFECTS, all_signals
 from infersight.units import format_ratio, format_value
 
@@ -48,6 +50,8 @@ _HOP_PAIRS = (
 _HOP_FALLBACK = (("access.request_latency_p99", "service.e2e_latency_p99"),)
 #: how much more the client saw than the servers for the rest to sit in the hop
 _HOP_FACTOR = 2.0
+#: what a serving part reports whatever its traffic: its request counter (0/s when idle)
+_COUNTS = ("service.request_rate",)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,27 @@ def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
         if run == 3:
             return float(ctx.frame.times[min(j + 3, k)])
     return a.onset
+
+
+def step_start(
+    ctx: Context, row: FloatArray, before: float, after: float, lookback_s: float
+) -> float:
+    """When a step of the medians began: the first reading, from `lookback_s` before the onset
+    on, that starts three in a row past halfway and after which the median stays there (a
+    survivor's share rising when its peer died minutes after the onset is dated then, and a
+    step that began before the onset is dated before it)."""
+    mid = (before + after) / 2.0
+    k = ctx.split()
+    lo = max(0, k - int(lookback_s // ctx.frame.step))
+    with np.errstate(invalid="ignore"):
+        far = row > mid if after > before else row < mid
+    for j in range(lo, row.size - 2):
+        if far[j] and far[j + 1] and far[j + 2]:
+            rest = row[j:]
+            rest = rest[~np.isnan(rest)]
+            if rest.size and (np.median(rest) > mid) == (after > before):
+                return float(ctx.frame.times[j])
+    return ctx.onset
 
 
 def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Change | None:
@@ -170,13 +195,14 @@ def _steps(
             node = world.node_of(name, inst)
             if node is None:
                 continue
+            began = step_start(ctx, s.values[r], before, after, cfg.redate_lookback_s)
             way = "up" if moved > 0 else "down"
             u = sig.unit
             ratio = format_ratio(after / before) if before else ""
             text = (
                 f"{name} on {inst} {'rose' if way == 'up' else 'fell'} from "
                 f"{format_value(before, u)} to {format_value(after, u)}"
-                f"{f' ({ratio})' if ratio else ''} at the onset ({clock(ctx.onset)})"
+                f"{f' ({ratio})' if ratio else ''} at {clock(began)}"
             )
             score = min(abs(moved) / max(sigma, 1e-12), 1e3)
             out.append(
@@ -186,11 +212,11 @@ def _steps(
                     instance=inst,
                     facet=sig.facet,
                     direction=way,
-                    onset=ctx.onset,
+                    onset=began,
                     score=min(score, 10.0) * min(high / max(low, 1e-12), 10.0) / 2.0,
                     kind="step",
                     bad=_bad(name, way),
-                    evidence=_evidence(ctx, name, inst, "step", before, after, text),
+                    evidence=_evidence(ctx, name, inst, "step", before, after, text, began),
                     uncertainty_s=ctx.frame.step,
                     before=before,
                     after=after,
@@ -207,6 +233,7 @@ def _evidence(
     before: float | None,
     after: float | None,
     text: str,
+    onset: float | None = None,
 ) -> Evidence:
     return Evidence(
         signal=signal,
@@ -219,7 +246,7 @@ def _evidence(
         baseline=before,
         observed=after,
         unit=ctx.unit(signal),
-        onset=ctx.onset,
+        onset=ctx.onset if onset is None else onset,
     )
 
 
@@ -310,6 +337,20 @@ def _idle(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
     return out
 
 
+def _still_answers(ctx: Context, a: Anomaly) -> bool:
+    """A series that stopped on a machine whose scrape target or request counter still reads
+    since: a latency histogram with no request to time, not a part gone (a replica taken out
+    of rotation still answers, and serves nothing)."""
+    if a.signal in ANSWERING:
+        return False
+    k = ctx.frame.index_of(a.onset)
+    for sig in (*ANSWERING, *_COUNTS):
+        row = ctx.row(sig, a.instance)
+        if row is not None and row[k:].size and np.any(np.isfinite(row[k:])):
+            return sig not in ANSWERING or bool(np.nanmin(row[k:]) >= 0.5)
+    return False
+
+
 def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
     """Every change of the window, strongest kept per series (an absence over all)."""
     best: dict[tuple[str, str], Change] = {}
@@ -320,6 +361,8 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
         if a.kind == "trend":  # dated by where its climb began, not by when it was seen
             t = trends.get((a.signal, a.instance))
             a = dataclasses.replace(a, onset=t.start) if t is not None else a
+        if a.kind == "absent" and _still_answers(ctx, a):
+            continue
         c = _from_anomaly(ctx, world, a, cfg)
         if c is None:
             continue

@@ -27,6 +27,15 @@ class PathConfig(BaseModel):
         "the onset, not whether it would page someone. Beyond the noise as `rose`/`fell` "
         "read it (`DiagnoseConfig.shift_z`, `shift_min_before`).",
     )
+    per_unit_slack: float = Field(
+        2.0,
+        gt=1.0,
+        description="More work explains a busy share or a resource's use (CPU, paging, a "
+        "disk's wait) only up to this many times the rise of the work itself: by the "
+        "utilisation law they grow in proportion, and twice that allows for a server near "
+        "saturation. Paging that rose a thousandfold under a third more searches ran short "
+        "on its own.",
+    )
     onset_slack_s: float = Field(
         300.0,
         ge=0,

@@ -31,7 +31,9 @@ class Reader:
         direction: str | None = None,
         bad: bool | None = None,
     ) -> list[Change]:
-        """Changes at these nodes of these facets (this way, or only bad ones)."""
+        """Changes at these nodes of these facets (this way, or only bad ones). A slow climb
+        (a trend) explains nothing that happened at once: it is what a forecast is walked
+        from, never a cause of a step."""
         want = set(facets)
         ids = [nodes] if isinstance(nodes, str) else list(nodes)
         return [
@@ -39,6 +41,7 @@ class Reader:
             for n in ids
             for c in self.at_node.get(n, ())
             if c.facet in want
+            and c.kind != "trend"
             and (direction is None or c.direction == direction)
             and (bad is None or c.bad == bad)
         ]

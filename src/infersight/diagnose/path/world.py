@@ -185,6 +185,14 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
             for d in deps:
                 w.add_edge("calls", node_id("service", i), d)
         w.add_edge("calls", node_id("service", i), node_id("engine", i))
+    # a replica that counts its own lookups (its cache's hits, its searches' time) reads the
+    # cache and the retrieval servers where they are scraped
+    for part in _DEPENDENCIES:
+        servers = [i for i in having(part) if not w.parts[i] & {"service", "engine"}]
+        for i in having(part):
+            if i not in servers:
+                for srv in servers:
+                    w.add_edge("calls", node_id(part, i), node_id(part, srv))
     for c in having("cache"):
         for r in having("retrieval"):
             w.add_edge("misses", node_id("cache", c), node_id("retrieval", r))

@@ -50,7 +50,10 @@ def explain(r: Reader, c: Change) -> list[Change]:
         if (sig := all_signals().get(x.signal)) is not None and sig.rides_bursts
     ]
     # a callee that stopped producing (an engine that generates nothing) holds its callers'
-    # requests as long as a slow one
+    # requests as long as a slow one; a cache that misses more sends each miss on to the
+    # backend, and that trip is in the caller's time
     found += r.at(ds, ("output",), direction="down", bad=True)
+    if c.facet in ("time", "waiting"):
+        found += r.at(ds, ("sends",), bad=True)
     found += r.unavailable(ds)
     return [d for d in found if r.precedes(d, c)]

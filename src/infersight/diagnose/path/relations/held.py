@@ -35,4 +35,6 @@ def explain(r: Reader, c: Change) -> list[Change]:
     if front is None:
         return []
     found = r.at(front, ("waiting", "time"), direction="up", bad=True)
-    return [x for x in found if r.precedes(x, c)]
+    # the requests were held first, and the memory filled as they piled up: memory that came
+    # at once, before any request waited longer, came with something else (another process)
+    return [x for x in found if x.onset < c.onset]

@@ -5,7 +5,8 @@ delay grows as ρ/(1−ρ) (seed §2.2: queue up with GPU util up is a real comp
 Whatever follows demand (a busy share, batch sizes, the process's CPU) or runs short under
 it (CPU pressure, a disk's wait) is explained by the arrivals of the part that takes the
 work on that machine. A hardware error or another process on the card is not made by load.
-The gateway is a proxy: its time is its upstream's, never its own load's. A saturated server
+The gateway is a proxy: its time is its upstream's, never its own load's; an engine's pass
+takes longer for what is in it, not for the rate. A saturated server
 counts what it completes, not what was offered: where its own rate rose less, the work
 offered to it is read at those that send it work (the gateway's rate).
 """
@@ -52,6 +53,22 @@ def _intake(r: Reader, node: str) -> list[str]:
     return out
 
 
+def _alike(c: Change, a: Change) -> bool:
+    """A change that sets one replica apart from its peers (a fleet outlier) is made by more
+    work only where that replica took more work than they did."""
+    return c.kind != "fleet_outlier" or a.kind == "fleet_outlier"
+
+
+def _in_proportion(r: Reader, c: Change, a: Change) -> bool:
+    """Whether more work `a` can make `c`: a queue or a time grows faster than the load (by
+    ρ/(1−ρ)); a busy share, or a resource used per unit of work, only in proportion to it
+    (utilisation law). Paging that went from nothing to thousands a second under a third
+    more searches ran short on its own."""
+    if c.facet in ("time", "waiting", "errors") or not c.ratio or not a.ratio:
+        return c.facet in ("time", "waiting", "errors", "saturation")
+    return c.ratio <= a.ratio * r.config.per_unit_slack
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if not c.bad or c.facet in ("arrivals", "output", "availability") or not r.loads_with_demand(c):
         return []
@@ -60,9 +77,20 @@ def explain(r: Reader, c: Change) -> list[Change]:
     me = r.world.nodes.get(c.node)
     if me is None or me.part == "gateway":
         return []
+    if me.part == "engine" and c.facet == "time":
+        return []  # a pass takes longer for what is in it (fuller batches), not for the rate
     intake = _intake(r, c.node)
-    found = [a for a in r.at(intake, ("arrivals",)) if r.more_work(a) and r.precedes(a, c)]
-    if found:
+    found = [
+        a
+        for a in r.at(intake, ("arrivals",))
+        if r.more_work(a) and r.precedes(a, c) and _in_proportion(r, c, a) and _alike(c, a)
+    ]
+    if found or not c.is_effect or any(r.world.has(n, "arrivals") for n in intake):
         return found
+    # nothing counts what reaches this node: the work offered to it is read at its senders
     offered = [s for n in intake for s in senders(r, n)]
-    return [a for a in r.at(offered, ("arrivals",)) if r.more_work(a) and r.precedes(a, c)]
+    return [
+        a
+        for a in r.at(offered, ("arrivals",))
+        if r.more_work(a) and r.precedes(a, c) and _in_proportion(r, c, a) and _alike(c, a)
+    ]

@@ -3,6 +3,7 @@
 The load balancer spreads requests over the replicas it believes healthy: one down, out of
 rotation or restarting sends its share to its peers, which see more arrivals (a third more
 on three survivors of four) and, where their arrivals are not scraped, a longer queue. One
+failing fast is routed around, and its failed requests retried on the rest. One
 out of rotation since before the window leaves its share with the others all along: when
 the traffic grows, they carry it alone.
 """
@@ -29,7 +30,10 @@ def lost(r: Reader, node: str) -> list[Change]:
     gone = r.unavailable(others)
     fell = [a for a in r.at(others, ("arrivals",), direction="down")]
     idle = [a for a in r.at(others, ("capacity",), direction="down") if a.kind == "idle"]
-    return gone + fell + idle
+    # a replica failing fast is skipped by health checks and least-connections, and its
+    # failed requests are retried on the others
+    failing = r.at(others, ("errors",), direction="up", bad=True)
+    return gone + fell + idle + failing
 
 
 def explain(r: Reader, c: Change) -> list[Change]:
@@ -44,4 +48,5 @@ def explain(r: Reader, c: Change) -> list[Change]:
             return []  # its arrivals say whether it took more: read there
     else:
         return []
-    return [p for p in lost(r, node) if r.precedes(p, c)]
+    # the share moves when the peer goes: dated to the reading, not within a ramp's slack
+    return [p for p in lost(r, node) if p.onset <= c.onset + 2 * r.step]

@@ -29,8 +29,17 @@ def explain(r: Reader, c: Change) -> list[Change]:
     if c.facet == "saturation" and c.direction == "down":
         return []
     under = r.world.runs_on.get(c.node, [])
-    found = r.at(under, ("resource", "capacity", "network"), bad=True)
-    found += [s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("host:")]
+    hosts = [u for u in under if u.startswith("host:")]
+    cards = [u for u in under if not u.startswith("host:")]
+    # a model's pass runs on the card and the host's CPU and memory; the network only delays
+    # what goes in and out of the parts that talk to others
+    wire = () if c.node.startswith("engine:") else ("network",)
+    found = r.at(hosts, ("resource", "capacity", *wire), bad=True)
+    found += r.at(hosts, ("saturation",), direction="up")
+    # a card slows the work on it by its clock, or fails; it heats and draws power because
+    # the work on it is busier, which explains nothing of its own
+    found += r.at(cards, ("capacity",), bad=True)
+    found += [x for x in r.at(cards, ("resource",), bad=True) if r.independent(x)]
     if c.facet in ("errors", "availability"):
         found += [
             s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("gpu:")
