@@ -63,7 +63,7 @@ class Change:
     direction: str  # up | down
     onset: float
     score: float
-    kind: str  # deviation | fleet_outlier | absent | trend | step | idle | added
+    kind: str  # deviation | fleet_outlier | absent | trend | step | peak | idle | added
     bad: bool  # the signal's bad way (a queue that grew; a hit ratio that fell)
     evidence: Evidence
     uncertainty_s: float = 0.0
@@ -250,6 +250,59 @@ def _evidence(
     )
 
 
+def _peaks(
+    ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
+) -> list[Change]:
+    """What fills (memory, a queue's occupancy) and peaks higher than before, where its median
+    says nothing: a card that fills and empties as its engine crash-loops has a median as
+    before, and a peak a third higher. Read away from restarts (`Context.settled_row`)."""
+    det = DetectConfig()
+    k = ctx.split()
+    out: list[Change] = []
+    for name, s in ctx.frame.series.items():
+        sig = all_signals().get(name)
+        if sig is None or sig.facet not in ("saturation", "resource") or sig.bad != "up":
+            continue
+        floor = det.abs_floor(name, sig.unit)
+        for inst in s.instances:
+            if (name, inst) in known:
+                continue
+            high_pre, _, high, _ = ctx.extremes(name, inst, k, True)
+            if not (np.isfinite(high_pre) and np.isfinite(high)) or high_pre <= 0:
+                continue
+            if high - high_pre <= floor or high / high_pre < cfg.step_ratio:
+                continue
+            node = world.node_of(name, inst)
+            row = ctx.settled_row(name, inst)
+            if node is None or row is None:
+                continue
+            above = np.flatnonzero(np.nan_to_num(row[k:], nan=-np.inf) > high_pre)
+            began = float(ctx.frame.times[k + int(above[0])]) if above.size else ctx.onset
+            u = sig.unit
+            text = (
+                f"{name} on {inst} peaked at {format_value(high, u)} since the onset; its "
+                f"highest before was {format_value(high_pre, u)} ({format_ratio(high / high_pre)})"
+            )
+            out.append(
+                Change(
+                    node=node,
+                    signal=name,
+                    instance=inst,
+                    facet=sig.facet,
+                    direction="up",
+                    onset=began,
+                    score=min(high / high_pre, 10.0) * 2.0,
+                    kind="peak",
+                    bad=True,
+                    evidence=_evidence(ctx, name, inst, "peak", high_pre, high, text, began),
+                    uncertainty_s=ctx.frame.step,
+                    before=high_pre,
+                    after=high,
+                )
+            )
+    return out
+
+
 def _hop(ctx: Context, world: World) -> list[Change]:
     """Time the gateway saw added between itself and the servers (the `adds` reading): the
     hop's own change, since the hop has no series of its own."""
@@ -370,7 +423,9 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
         if old is None or _stronger(c, old):
             best[c.key] = c
     changes = list(best.values())
-    changes += _steps(ctx, world, cfg, set(best))
+    stepped = _steps(ctx, world, cfg, set(best))
+    changes += stepped
+    changes += _peaks(ctx, world, cfg, set(best) | {c.key for c in stepped})
     changes += _hop(ctx, world)
     changes += [c for c in _idle(ctx, world, cfg) if c.key not in best]
     return changes

@@ -3,7 +3,9 @@
 Every admitted request keeps its KV cache and activations on the card until it completes, and
 a request waiting in the service's queue keeps its place (and, in one process, its buffers).
 By Little's law the number held at once is arrivals × time held: when requests wait longer,
-more of them hold memory at once, and the card fills without any more work arriving. Seed
+more of them hold memory at once, and the card fills without any more work arriving; more
+requests running in larger batches hold more of it from the moment they run. Memory that
+rose before any of ours was held longer or ran fuller is another's. Seed
 §5.2: "VRAM filled with the intermediate state of the piled-up requests, and the GPU idled".
 """
 
@@ -28,13 +30,24 @@ def doc() -> str:
     )
 
 
+_IN_FLIGHT = frozenset(
+    {"inference.running_requests", "inference.batch_size", "inference.kv_cache_usage"}
+)
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if c.signal not in _HELD or c.direction != "up":
         return []
     front = r.sibling(c.node, "service")
-    if front is None:
-        return []
-    found = r.at(front, ("waiting", "time"), direction="up", bad=True)
-    # the requests were held first, and the memory filled as they piled up: memory that came
-    # at once, before any request waited longer, came with something else (another process)
-    return [x for x in found if x.onset < c.onset]
+    engine = r.sibling(c.node, "engine")
+    found: list[Change] = []
+    if front is not None:
+        # the requests were held first, and the memory filled as they piled up: memory that
+        # came at once, before any request waited longer, came with something else
+        waited = r.at(front, ("waiting", "time"), direction="up", bad=True)
+        found += [x for x in waited if x.onset < c.onset]
+    if engine is not None and c.node != engine:
+        # more of our requests in flight hold more of the card, from when they are in flight
+        held = r.at(engine, ("saturation",), direction="up")
+        found += [x for x in held if x.signal in _IN_FLIGHT and x.onset <= c.onset]
+    return found

@@ -13,6 +13,8 @@ from infersight.diagnose.path.reader import Reader
 
 NAME = "what it runs on"
 ORDER = 70
+_CARD_MEMORY = frozenset({"inference.gpu_mem_used_ratio", "inference.gpu_mem_used_bytes"})
+_CARD_BUSY = frozenset({"inference.gpu_util", "inference.tensor_active"})
 
 
 def doc() -> str:
@@ -37,9 +39,15 @@ def explain(r: Reader, c: Change) -> list[Change]:
     found = r.at(hosts, ("resource", "capacity", *wire), bad=True)
     found += r.at(hosts, ("saturation",), direction="up")
     # a card slows the work on it by its clock, or fails; it heats and draws power because
-    # the work on it is busier, which explains nothing of its own
+    # the work on it is busier, which explains nothing of its own. A card whose memory rose
+    # and that got busier holds other work than ours (another process, seed §3.2): its busy
+    # share and its memory are what slowed us
     found += r.at(cards, ("capacity",), bad=True)
     found += [x for x in r.at(cards, ("resource",), bad=True) if r.independent(x)]
+    filled = [x for x in r.at(cards, ("saturation",), direction="up") if x.signal in _CARD_MEMORY]
+    if filled:
+        busy = [x for x in r.at(cards, ("saturation",), direction="up") if x.signal in _CARD_BUSY]
+        found += filled + busy if busy else []
     if c.facet in ("errors", "availability"):
         found += [
             s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("gpu:")
