@@ -290,6 +290,14 @@ class DiagnoseConfig(BaseModel):
     chain_max_len: int = Field(
         12, ge=2, description="A root's chain is searched depth-first up to this many links."
     )
+    reach_band: float = Field(
+        3.0,
+        gt=1.0,
+        description="Roots are ranked first by the strongest change the users felt that they "
+        "explain, in bands this many times apart (detection's score): a root under the outage "
+        "ranks above one under a wobble an hour earlier, while two roots under one symptom "
+        "(the 02:17 incident's) are ordered by onset.",
+    )
     onset_tie_s: float = Field(
         900.0,
         ge=0,

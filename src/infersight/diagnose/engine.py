@@ -182,7 +182,19 @@ def _roots(
                 explained_by=tuple(back.get(rid, ())),
             )
     walk_ids = {pr.id for pr in res.roots}
-    first = order([Candidate(p.id, p.site.onset, results[p.id].confidence) for p in res.roots], cfg)
+    first = order(
+        [
+            Candidate(
+                p.id,
+                p.site.onset,
+                results[p.id].confidence,
+                p.reach,
+                max((c.score for c in p.site.ends), default=0.0),
+            )
+            for p in res.roots
+        ],
+        cfg,
+    )
     later = order([Candidate(r, results[r].onset, results[r].confidence) for r in outside], cfg)
     by_id = {p.id: p for p in res.roots}
     for p in res.roots:  # a limit goes right before the root whose work it could not take

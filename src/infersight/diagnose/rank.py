@@ -42,10 +42,18 @@ class Candidate:
     id: str
     onset: float | None
     confidence: float
+    #: the strongest user-facing change it explains (0: none, a forecast or a finding
+    #: nobody felt)
+    reach: float = 0.0
+    #: the strongest of its own changes (0: unknown, a rule's verdict alone)
+    strength: float = 0.0
 
 
 def order(cands: Sequence[Candidate], config: DiagnoseConfig = DEFAULT_CONFIG) -> list[Candidate]:
-    """Earliest onset first, ties within `onset_tie_s` broken by confidence."""
+    """What explains the most the users felt first, then the root that changed the most (both
+    in bands of `reach_band`: an early wobble under the same symptom does not outrank the
+    vector DB that pages a thousand times more); then earliest onset, ties within
+    `onset_tie_s` broken by confidence."""
     if not cands:
         return []
     by_conf = sorted(cands, key=lambda c: (-c.confidence, c.id))
@@ -56,4 +64,7 @@ def order(cands: Sequence[Candidate], config: DiagnoseConfig = DEFAULT_CONFIG) -
             return math.inf
         return math.floor((c.onset - t0) / config.onset_tie_s)
 
-    return sorted(by_conf, key=bucket)
+    def band(x: float) -> float:
+        return -math.floor(math.log(max(x, 1.0), config.reach_band))
+
+    return sorted(by_conf, key=lambda c: (band(c.reach), band(c.strength), bucket(c)))

@@ -16,6 +16,7 @@ the rules' own verdict, after the walk's roots.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -71,6 +72,8 @@ class PathRoot:
     via: tuple[str, ...] = ()  # nodes from the root to the symptom
     #: a limit named beside the root that sent the work it could not take (`under_load`)
     triggered_by: str = ""
+    #: the strongest user-facing change it explains (0: a forecast, or nothing felt)
+    reach: float = 0.0
 
 
 @dataclass
@@ -274,6 +277,12 @@ def resolve(
             continue
         res.roots.append(PathRoot(rid, site, name is not None, neck, trig, via))
     _fold(res, graph)
+    _claim(res, sites)
+    felt = {key(c): c.score for c in w.symptoms}
+    for i, pr in enumerate(res.roots):
+        keys = {k for e in pr.site.ends for k in w.explains(e)} | {key(e) for e in pr.site.ends}
+        reach = max((felt[k] for k in keys if k in felt), default=0.0)
+        res.roots[i] = dataclasses.replace(pr, reach=reach)
     named = {r.id for r in res.roots if r.named}
     reached = {r.id: {k for e in r.site.ends for k in w.explains(e)} for r in res.roots}
     walked = {k[0] for k in w.visited}
@@ -327,9 +336,28 @@ def _under_load(
         site = Site(hit.site.part, nodes, hit.site.ends)
         res.roots.insert(
             res.roots.index(hit),
-            PathRoot(rid, site, True, nodes[0], False, hit.via, triggered_by=hit.id),
+            PathRoot(
+                rid, site, True, nodes[0], False, hit.via, triggered_by=hit.id, reach=hit.reach
+            ),
         )
         del res.explained[rid]
+
+
+def _claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
+    """A site no rule names, wholly within the parts and instances a named root's rule speaks
+    of, is that root's: a cascade of OOMs names the cards' memory and the engines' batches on
+    those machines alike."""
+    for u in [r for r in res.roots if not r.named]:
+        owner = next(
+            (r for r in res.roots if r.named and set(u.site.nodes) <= sites.get(r.id, set())),
+            None,
+        )
+        if owner is None:
+            continue
+        i = res.roots.index(owner)
+        site = Site(owner.site.part, owner.site.nodes + u.site.nodes, owner.site.ends + u.site.ends)
+        res.roots[i] = dataclasses.replace(owner, site=site)
+        res.roots.remove(u)
 
 
 def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:

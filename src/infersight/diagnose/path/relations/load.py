@@ -17,6 +17,7 @@ from infersight.diagnose.path.changes import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.relations.demand import senders
 from infersight.diagnose.path.world import HOP
+from infersight.signals import all_signals
 
 NAME = "more work"
 ORDER = 10
@@ -60,12 +61,16 @@ def _alike(c: Change, a: Change) -> bool:
 
 
 def _in_proportion(r: Reader, c: Change, a: Change) -> bool:
-    """Whether more work `a` can make `c`: a queue or a time grows faster than the load (by
-    ρ/(1−ρ)); a busy share, or a resource used per unit of work, only in proportion to it
-    (utilisation law). Paging that went from nothing to thousands a second under a third
-    more searches ran short on its own."""
-    if c.facet in ("time", "waiting", "errors") or not c.ratio or not a.ratio:
-        return c.facet in ("time", "waiting", "errors", "saturation")
+    """Whether more work `a` can make `c`: a queue, a time or an occupancy (what rides the
+    bursts: a KV cache, a worker pool) grows faster than the load (by ρ/(1−ρ)); a busy share,
+    or a resource used per unit of work, only in proportion to it (utilisation law). Paging
+    that went from nothing to thousands a second under a third more searches ran short on
+    its own."""
+    sig = all_signals().get(c.signal)
+    if c.facet in ("time", "waiting", "errors") or (sig is not None and sig.rides_bursts):
+        return True
+    if not c.ratio or not a.ratio:
+        return c.facet == "saturation"
     return c.ratio <= a.ratio * r.config.per_unit_slack
 
 
