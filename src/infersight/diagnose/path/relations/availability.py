@@ -12,6 +12,7 @@ from infersight.diagnose.path.reader import Reader
 
 NAME = "it stopped"
 ORDER = 90
+_MEMORY = frozenset({"inference.gpu_mem_used_ratio", "inference.gpu_mem_used_bytes"})
 
 
 def doc() -> str:

@@ -14,6 +14,7 @@ from infersight.diagnose.path.reader import Reader
 NAME = "busier"
 ORDER = 79
 _HEAT = frozenset({"infra.gpu_temp_c", "infra.gpu_power_w"})
+_BUSY = frozenset({"inference.gpu_util", "inference.tensor_active"})
 
 
 def doc() -> str:
@@ -27,10 +28,10 @@ def explain(r: Reader, c: Change) -> list[Change]:
     me = r.world.nodes.get(c.node)
     if me is None or me.part != "gpu" or c.direction != "up" or not c.bad:
         return []
-    if c.facet != "saturation" and c.signal not in _HEAT:
+    if c.signal not in _BUSY | _HEAT:
         return []
     engine = r.sibling(c.node, "engine")
     found = r.at(engine, ("time", "saturation"), direction="up", bad=True) if engine else []
     if c.signal in _HEAT:
-        found += [x for x in r.at(c.node, ("saturation",), direction="up") if x is not c]
+        found += [x for x in r.at(c.node, ("saturation",), direction="up") if x.signal in _BUSY]
     return [x for x in found if r.precedes(x, c)]

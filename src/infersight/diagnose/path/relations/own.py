@@ -2,7 +2,8 @@
 
 A process that collects garbage longer, spends more CPU at the same load, was given fewer
 workers or a longer batching window, or receives longer prompts and fewer prefix hits, is
-slower per unit of work with nothing else changed (seed §3.1, §3.3, §5.2). A cache that
+slower per unit of work with nothing else changed (seed §3.1, §3.3, §5.2); one that just
+restarted serves cold, and takes the work that waited for it at once (§4.3). A cache that
 evicts at its memory limit misses more (§4.1). The engine and the service on one instance
 are one process's two faces: what the engine is given shows in the service's times.
 """
@@ -14,14 +15,15 @@ from infersight.diagnose.path.reader import Reader
 
 NAME = "its own change"
 ORDER = 80
-_DRIVERS = ("process", "resource", "capacity", "input")
+_DRIVERS = ("process", "resource", "capacity", "input", "availability")
 
 
 def doc() -> str:
     return (
         "**its own change** — a part's time, queue, busy share and errors are explained by "
-        "its own runtime (GC, CPU), configuration (workers, batching window), resources, or "
-        "what it is given (tokens, prefix hits); a cache's misses by its evictions and memory"
+        "its own runtime (GC, CPU), configuration (workers, batching window), resources, a "
+        "restart, or what it is given (tokens, prefix hits); a cache's misses by its evictions "
+        "and memory"
     )
 
 
@@ -34,6 +36,12 @@ def explain(r: Reader, c: Change) -> list[Change]:
         return [x for x in found if x is not c and r.precedes(x, c)]
     if not c.is_effect or (c.facet == "saturation" and c.direction == "down"):
         return []
-    nodes = [c.node] + [n for p in ("engine", "service") if (n := r.sibling(c.node, p))]
+    me = r.world.nodes.get(c.node)
+    nodes = [c.node]
+    if me is not None and me.part in ("engine", "service"):
+        nodes += [n for p in ("engine", "service") if (n := r.sibling(c.node, p))]
     found = [x for x in r.at(nodes, _DRIVERS, bad=True) if x is not c]
-    return [x for x in found if r.precedes(x, c)]
+    # a restart explains what followed it, never what came before
+    return [
+        x for x in found if r.precedes(x, c) and (x.facet != "availability" or x.onset <= c.onset)
+    ]
