@@ -36,6 +36,14 @@ class PathConfig(BaseModel):
         "saturation. Paging that rose a thousandfold under a third more searches ran short "
         "on its own.",
     )
+    card_full: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="A card whose memory rose to this share or more has no headroom left for "
+        "the peaks of its batches (seed §3.2 wants 20–30%): allocations fail and work is "
+        "preempted, so it slows and fails what runs on it.",
+    )
     onset_slack_s: float = Field(
         300.0,
         ge=0,

@@ -37,6 +37,14 @@ def callees(r: Reader, node: str) -> list[str]:
     return out
 
 
+def stalled(r: Reader, out: Change) -> bool:
+    """An output that fell with no failure before it: the part holds its requests (a hang).
+    Output that fell once requests began to fail (timeouts, rejections) is the failing's."""
+    nodes = [out.node] + [n for p in ("service", "engine") if (n := r.sibling(out.node, p))]
+    failed = r.at(nodes, ("errors",), direction="up", bad=True)
+    return not any(f.onset <= out.onset for f in failed)
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if not (c.is_effect and c.bad and c.direction == "up"):
         return []
@@ -52,7 +60,7 @@ def explain(r: Reader, c: Change) -> list[Change]:
     # a callee that stopped producing (an engine that generates nothing) holds its callers'
     # requests as long as a slow one; a cache that misses more sends each miss on to the
     # backend, and that trip is in the caller's time
-    found += r.at(ds, ("output",), direction="down", bad=True)
+    found += [x for x in r.at(ds, ("output",), direction="down", bad=True) if stalled(r, x)]
     if c.facet in ("time", "waiting"):
         found += r.at(ds, ("sends",), bad=True)
     found += r.unavailable(ds)

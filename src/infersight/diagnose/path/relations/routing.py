@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from infersight.diagnose.path.changes import Change
 from infersight.diagnose.path.reader import Reader
+from infersight.diagnose.path.relations.callees import stalled
 
 NAME = "routed away"
 ORDER = 50
@@ -35,5 +36,5 @@ def explain(r: Reader, c: Change) -> list[Change]:
         for e in r.at(nodes, ("time", "errors"), direction="up")
         if e.bad and e.onset < c.onset - r.step
     ]
-    found += r.at(nodes, ("output",), direction="down", bad=True)
+    found += [x for x in r.at(nodes, ("output",), direction="down", bad=True) if stalled(r, x)]
     return [e for e in found if r.precedes(e, c)]

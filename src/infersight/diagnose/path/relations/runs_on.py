@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from infersight.diagnose.path.changes import Change
 from infersight.diagnose.path.reader import Reader
+from infersight.signals import all_signals
 
 NAME = "what it runs on"
 ORDER = 70
@@ -25,6 +26,11 @@ def doc() -> str:
     )
 
 
+def follows_load(c: Change) -> bool:
+    sig = all_signals().get(c.signal)
+    return sig is not None and sig.load
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if not c.bad or c.facet not in ("time", "waiting", "saturation", "errors", "availability"):
         return []
@@ -36,7 +42,10 @@ def explain(r: Reader, c: Change) -> list[Change]:
     # a model's pass runs on the card and the host's CPU and memory; the network only delays
     # what goes in and out of the parts that talk to others
     wire = () if c.node.startswith("engine:") else ("network",)
-    found = r.at(hosts, ("resource", "capacity", *wire), bad=True)
+    found = r.at(hosts, ("resource", "capacity"), bad=True)
+    # a count that follows the traffic (dropped packets a second) says little on its own;
+    # the link's health is its share of retransmits and its overflowing listen queue
+    found += [x for x in r.at(hosts, wire, bad=True) if not follows_load(x)]
     found += r.at(hosts, ("saturation",), direction="up")
     # a card slows the work on it by its clock, or fails; it heats and draws power because
     # the work on it is busier, which explains nothing of its own. A card whose memory rose
@@ -48,6 +57,10 @@ def explain(r: Reader, c: Change) -> list[Change]:
     if filled:
         busy = [x for x in r.at(cards, ("saturation",), direction="up") if x.signal in _CARD_BUSY]
         found += filled + busy if busy else []
+        # a card left without headroom (seed §3.2) fails allocations and preempts: slower
+        # and failing work on it, whatever else runs there
+        full = r.config.card_full
+        found += [x for x in filled if x.signal.endswith("_ratio") and (x.after or 0) >= full]
     if c.facet in ("errors", "availability"):
         found += [
             s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("gpu:")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from infersight.diagnose.path.changes import Change
 from infersight.diagnose.path.reader import Reader
+from infersight.diagnose.path.relations.runs_on import follows_load
 from infersight.diagnose.path.world import HOP
 
 NAME = "the wire"
@@ -31,4 +32,4 @@ def explain(r: Reader, c: Change) -> list[Change]:
     ends = list(r.world.calls.get(HOP, [])) + list(r.world.callers(HOP))
     hosts = [h for n in ends for h in r.world.runs_on.get(n, []) if h.startswith("host:")]
     found = r.at(hosts + list(r.world.callers(HOP)), ("network",), bad=True)
-    return [x for x in found if r.precedes(x, c)]
+    return [x for x in found if r.precedes(x, c) and not follows_load(x)]
