@@ -310,7 +310,28 @@ def resolve(
                 continue
         res.outside.append(rid)
     _under_load(res, causes, sites, graph)
+    _beside_triggers(w, res, causes, sites)
     return res
+
+
+def _beside_triggers(
+    w: Walk, res: Resolution, causes: Mapping[str, Rule], sites: Mapping[str, set[str]]
+) -> None:
+    """A limit named as a root of its own where a trigger's work also reached it (a batch cap
+    past the knee under the same burst) goes with that trigger, before it: the limit is the
+    fix."""
+    for i, lim in enumerate(res.roots):
+        rule = causes.get(lim.id)
+        if rule is None or not rule.under_load or lim.triggered_by:
+            continue
+        mine = sites.get(lim.id, set()) | set(lim.site.nodes)
+        for t in res.roots:
+            if t is lim or not t.trigger:
+                continue
+            reached = {k[0] for e in t.site.ends for k in w.explains(e)}
+            if reached & mine:
+                res.roots[i] = dataclasses.replace(lim, triggered_by=t.id)
+                break
 
 
 def _under_load(
@@ -329,7 +350,9 @@ def _under_load(
             continue
         if any(rid in chain_mod.reach(graph, r) for r in by if r in causes):
             continue
-        hit = next((r for r in res.roots if r.id in by and (rid, r.id) in res.on_path), None)
+        sent = [r for r in res.roots if r.id in by and (rid, r.id) in res.on_path]
+        # what sent the work first (a trigger), then what reaches most of what users felt
+        hit = min(sent, key=lambda r: (not r.trigger, -r.reach), default=None)
         if hit is None:
             continue
         nodes = tuple(sorted(sites[rid]))

@@ -55,10 +55,7 @@ class Reader:
 
     def precedes(self, cause: Change, effect: Change) -> bool:
         """A cause does not start after its effect, beyond what dating can tell apart."""
-        slack = max(
-            self.config.onset_slack_s, 2 * self.step, cause.uncertainty_s + effect.uncertainty_s
-        )
-        return cause.onset <= effect.onset + slack
+        return cause.onset <= effect.onset + max(self.config.onset_slack_s, 2 * self.step)
 
     def more_work(self, c: Change) -> bool:
         """An arrivals change that is more work by the configured ratio."""
