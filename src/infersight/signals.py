@@ -50,7 +50,7 @@ _FACETS = set(Facet.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
     "measured_at", "abs_floor", "trend", "load", "demand", "rides_bursts",
-    "user_facing", "part", "facet", "answers", "independent",
+    "user_facing", "part", "facet", "answers", "independent", "at_once",
 }  # fmt: skip
 
 
@@ -80,6 +80,8 @@ class Signal:
     answers: bool = False
     #: more work does not make it (a hardware error, another process on the card)
     independent: bool = False
+    #: counts what happens at one moment, not a rate: a burst an average rate hides
+    at_once: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,6 +145,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 user_facing=None if spec.get("user_facing") is None else int(spec["user_facing"]),
                 answers=bool(spec.get("answers", False)),
                 independent=bool(spec.get("independent", False)),
+                at_once=bool(spec.get("at_once", False)),
             )
     return signals
 

@@ -253,24 +253,33 @@ def _evidence(
 def _peaks(
     ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
 ) -> list[Change]:
-    """What fills (memory, a queue's occupancy) and peaks higher than before, where its median
-    says nothing: a card that fills and empties as its engine crash-loops has a median as
-    before, and a peak a third higher. Read away from restarts (`Context.settled_row`)."""
+    """What fills (memory, a queue's occupancy) or comes at once (a stampede's concurrent loads)
+    and peaks higher than before, where its median says nothing: a card that fills and empties
+    as its engine crash-loops has a median as before, and a peak a third higher. Read away
+    from restarts (`Context.settled_row`)."""
     det = DetectConfig()
     k = ctx.split()
     out: list[Change] = []
     for name, s in ctx.frame.series.items():
         sig = all_signals().get(name)
-        if sig is None or sig.facet not in ("saturation", "resource") or sig.bad != "up":
+        fills = sig is not None and (sig.facet in ("saturation", "resource") or sig.at_once)
+        if sig is None or not fills or sig.bad != "up":
             continue
         floor = det.abs_floor(name, sig.unit)
+        day = ctx.baselines.get("baseline-1d")
+        then = day.get(name) if day is not None else None
         for inst in s.instances:
             if (name, inst) in known:
                 continue
             high_pre, _, high, _ = ctx.extremes(name, inst, k, True)
-            if not (np.isfinite(high_pre) and np.isfinite(high)) or high_pre <= 0:
+            # a burst that began before the users noticed (a hot key expiring since an hour
+            # ago) peaked before the onset too: the same hours yesterday say what was usual
+            y = then.row(inst) if then is not None else None
+            if y is not None and np.any(np.isfinite(y)):
+                high_pre = min(high_pre, float(np.nanmax(y))) if np.isfinite(high_pre) else high_pre
+            if not (np.isfinite(high_pre) and np.isfinite(high)) or high_pre < 0:
                 continue
-            if high - high_pre <= floor or high / high_pre < cfg.step_ratio:
+            if high - high_pre <= floor or high < cfg.step_ratio * high_pre:
                 continue
             node = world.node_of(name, inst)
             row = ctx.settled_row(name, inst)
@@ -281,7 +290,8 @@ def _peaks(
             u = sig.unit
             text = (
                 f"{name} on {inst} peaked at {format_value(high, u)} since the onset; its "
-                f"highest before was {format_value(high_pre, u)} ({format_ratio(high / high_pre)})"
+                f"highest before (or the same hours yesterday) was {format_value(high_pre, u)}"
+                + (f" ({format_ratio(high / high_pre)})" if high_pre > 0 else "")
             )
             out.append(
                 Change(
@@ -291,7 +301,7 @@ def _peaks(
                     facet=sig.facet,
                     direction="up",
                     onset=began,
-                    score=min(high / high_pre, 10.0) * 2.0,
+                    score=min(high / max(high_pre, 1e-12), 10.0) * 2.0,
                     kind="peak",
                     bad=True,
                     evidence=_evidence(ctx, name, inst, "peak", high_pre, high, text, began),
