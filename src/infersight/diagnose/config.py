@@ -28,6 +28,14 @@ class DiagnoseConfig(BaseModel):
         description="Without any anomaly to date it, the incident part is the last share of "
         "the window.",
     )
+    symptom_min_score: float = Field(
+        3.0,
+        ge=0,
+        description="A user-facing anomaly this strong (detection's score: robust z × effect) "
+        "dates the incident's onset and starts the request-path walk: a change too small to "
+        "call an incident (a wobble hours before the alert) is not when it began, and has no "
+        "cause to find.",
+    )
     peak_lead_s: float = Field(
         300.0,
         ge=0,

@@ -40,15 +40,18 @@ def counter_derived() -> frozenset[str]:
 
 
 def _onset(
-    det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str], tail_share: float
+    det: DetectionResult, frame: MetricFrame, user_facing: Iterable[str], cfg: DiagnoseConfig
 ) -> float:
-    """Onset of the incident: the earliest strong user-facing anomaly, else the earliest one."""
+    """Onset of the incident: the earliest user-facing anomaly strong enough to be one, else
+    the earliest user-facing one, else the earliest one."""
     uf = set(user_facing)
     strong = [a for a in det.anomalies if not a.weak and a.kind != "trend"]
-    pick = [a.onset for a in strong if a.signal in uf] or [a.onset for a in strong]
+    felt = [a for a in strong if a.signal in uf]
+    pick = [a.onset for a in felt if a.score >= cfg.symptom_min_score]
+    pick = pick or [a.onset for a in felt] or [a.onset for a in strong]
     if pick:
         return float(min(pick))
-    return frame.start + (1.0 - tail_share) * (frame.end - frame.start)
+    return frame.start + (1.0 - cfg.tail_share) * (frame.end - frame.start)
 
 
 @dataclass
@@ -78,7 +81,7 @@ class Context:
         by: dict[tuple[str, str], list[Anomaly]] = {}
         for a in det.anomalies:
             by.setdefault((a.signal, a.instance), []).append(a)
-        onset = _onset(det, frame, user_facing, cfg.tail_share)
+        onset = _onset(det, frame, user_facing, cfg)
         return cls(frame, det, onset, by, config=cfg, baselines=dict(baselines or {}))
 
     # -- data ---------------------------------------------------------------------------------

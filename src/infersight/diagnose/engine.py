@@ -197,11 +197,19 @@ def _roots(
     )
     later = order([Candidate(r, results[r].onset, results[r].confidence) for r in outside], cfg)
     by_id = {p.id: p for p in res.roots}
-    for p in res.roots:  # a limit goes right before the root whose work it could not take
+    # a limit goes right beside the root whose work it could not take: before it where that
+    # work was only more of it (a burst a sound setting absorbs: the limit is the fault) or
+    # the rules read that root as the limit's own consequence (a pool that admits everything
+    # fills the batches), after it where the work came from a failure (peers restarting in
+    # turn: the failure is)
+    for p in res.roots:
         if p.triggered_by:
             me = next(c for c in first if c.id == p.id)
             first.remove(me)
-            first.insert(next(i for i, c in enumerate(first) if c.id == p.triggered_by), me)
+            at = next(i for i, c in enumerate(first) if c.id == p.triggered_by)
+            load = all(e.is_work or e.follows_work for e in by_id[p.triggered_by].site.ends)
+            mine = p.triggered_by in chain_mod.reach(graph, p.id)
+            first.insert(at if load or mine else at + 1, me)
     out = []
     for i, c in enumerate([*first, *later]):
         found = by_id.get(c.id)

@@ -126,13 +126,15 @@ def site_key(w: Walk, c: Change) -> tuple[str, str]:
 
 
 def group_sites(w: Walk, ends: Iterable[Change]) -> list[Site]:
-    """Ends by site (`site_key`): a machine's site holds all its parts, the ends' first."""
+    """Ends by site (`site_key`): a machine's site holds all its parts, the ends' first. On
+    one site, more work arriving and what changed of the part itself (a pool raised as the
+    bursts came) are two roots: a trigger, and what it met."""
     world = w.reader.world
-    groups: dict[tuple[str, str], list[Change]] = {}
+    groups: dict[tuple[str, str, bool], list[Change]] = {}
     for c in ends:
-        groups.setdefault(site_key(w, c), []).append(c)
+        groups.setdefault((*site_key(w, c), c.is_work), []).append(c)
     out = []
-    for (part, inst), cs in groups.items():
+    for (part, inst, _), cs in groups.items():
         cs = sorted(cs, key=lambda c: (c.onset, -c.score))
         nodes = list(dict.fromkeys(c.node for c in cs))
         if not part:  # a machine: every part of it, the one it is for first
@@ -280,7 +282,11 @@ def resolve(
     _claim(res, sites)
     felt = {key(c): c.score for c in w.symptoms}
     for i, pr in enumerate(res.roots):
-        keys = {k for e in pr.site.ends for k in w.explains(e)} | {key(e) for e in pr.site.ends}
+        keys = {k for e in pr.site.ends for k in w.explains(e)}
+        # a symptom nothing explains, where no rule names anything, is no cause found: it
+        # goes after every root that explains something
+        if pr.named or not keys <= {key(e) for e in pr.site.ends}:
+            keys |= {key(e) for e in pr.site.ends}
         reach = max((felt[k] for k in keys if k in felt), default=0.0)
         res.roots[i] = dataclasses.replace(pr, reach=reach)
     named = {r.id for r in res.roots if r.named}
@@ -386,8 +392,10 @@ def _claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
 def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
     """A named root another named root explains by the rules (a pool that admits everything
     explains the cards' OOMs) is that root's consequence: its site joins the other's."""
-    named = [r for r in res.roots if r.named]
-    for b in named:
+    for b in [r for r in res.roots if r.named]:
+        named = [r for r in res.roots if r.named]
+        if b not in named:
+            continue
         by = [
             a
             for a in named

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from infersight.diagnose.context import Context
 from infersight.diagnose.path.changes import Change, find_changes
 from infersight.diagnose.path.config import PathConfig
-from infersight.diagnose.path.reader import Reader
+from infersight.diagnose.path.reader import Reader, down_spells
 from infersight.diagnose.path.walk import Link, Walk, key, walk
 from infersight.diagnose.path.world import HOP, Node, World, build_world
 
@@ -29,7 +29,8 @@ def trace(
     world = build_world(ctx.frame, extra_edges)
     changes = find_changes(ctx, world, cfg)
     roles = {inst: ctx.role(inst) for inst in world.parts}
-    return walk(Reader(world, changes, cfg, roles, ctx.frame.step))
+    reader = Reader(world, changes, cfg, roles, ctx.frame.step, down_spells(ctx), ctx.frame)
+    return walk(reader, ctx.config.symptom_min_score)
 
 
 __all__ = ["HOP", "Change", "Link", "Node", "PathConfig", "Walk", "World", "key", "trace"]

@@ -81,6 +81,17 @@ class Change:
         return self.facet in EFFECTS
 
     @property
+    def is_work(self) -> bool:
+        """Work arriving: a trigger's sign."""
+        return self.facet == "arrivals"
+
+    @property
+    def follows_work(self) -> bool:
+        """What rises and falls with the work (a process's CPU, a batch's size)."""
+        sig = all_signals().get(self.signal)
+        return sig is not None and sig.load
+
+    @property
     def ratio(self) -> float | None:
         if self.before is None or self.after is None or self.before == 0:
             return None
@@ -95,7 +106,7 @@ def _bad(signal: str, direction: str) -> bool:
 def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
     """When a change of this size really began: the point after the last three readings in a
     row on the near side of halfway between before and after, looking back from detection's
-    onset. A band test dates a small shift when it has lasted long enough to be sure (a pass a
+    onset (or, where that reading has not left its level yet, the first one that has). A band test dates a small shift when it has lasted long enough to be sure (a pass a
     third slower, found 15 minutes late); the walk orders causes by when they began."""
     row = ctx.row(a.signal, a.instance)
     if a.kind == "absent" or row is None or a.baseline is None or a.observed is None:
@@ -105,6 +116,14 @@ def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
     lo = max(0, k - int(lookback_s // ctx.frame.step))
     with np.errstate(invalid="ignore"):
         near = row < mid if a.observed > a.baseline else row > mid
+        edge = a.baseline + 0.1 * (a.observed - a.baseline)
+        gone = row >= edge if a.observed > a.baseline else row <= edge
+    if not gone[k]:
+        # dated before it left its level (a flat series' first wobble scores high against its
+        # tiny spread): it began at the first reading a tenth of the way on (a queue that
+        # grows for twenty minutes is on its way long before halfway)
+        ahead = np.flatnonzero(gone[k:])
+        return float(ctx.frame.times[k + int(ahead[0])]) if ahead.size else a.onset
     run = 0
     for j in range(k, lo - 1, -1):
         run = run + 1 if near[j] else 0
@@ -253,8 +272,8 @@ def _evidence(
 def _peaks(
     ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
 ) -> list[Change]:
-    """What fills (memory, a queue's occupancy) or comes at once (a stampede's concurrent loads)
-    and peaks higher than before, where its median says nothing: a card that fills and empties
+    """What fills (memory, a queue's occupancy), arrives (work) or comes at once (a stampede's
+    concurrent loads) and peaks higher than before, where its median says nothing: a card that fills and empties
     as its engine crash-loops has a median as before, and a peak a third higher. Read away
     from restarts (`Context.settled_row`)."""
     det = DetectConfig()
@@ -263,7 +282,9 @@ def _peaks(
     for name, s in ctx.frame.series.items():
         sig = all_signals().get(name)
         fills = sig is not None and (sig.facet in ("saturation", "resource") or sig.at_once)
-        if sig is None or not fills or sig.bad != "up":
+        # a burst of work is work: a replica's share while its peers restart, for minutes
+        burst = sig is not None and sig.facet == "arrivals"
+        if sig is None or not (fills and sig.bad == "up" or burst):
             continue
         floor = det.abs_floor(name, sig.unit)
         day = ctx.baselines.get("baseline-1d")
@@ -285,7 +306,10 @@ def _peaks(
             row = ctx.settled_row(name, inst)
             if node is None or row is None:
                 continue
-            above = np.flatnonzero(np.nan_to_num(row[k:], nan=-np.inf) > high_pre)
+            # dated where it first passed halfway to its peak, as `first_sign` dates a shift:
+            # a reading a hair over the old highest is noise, not the peak's start
+            half = (high_pre + high) / 2.0
+            above = np.flatnonzero(np.nan_to_num(row[k:], nan=-np.inf) > half)
             began = float(ctx.frame.times[k + int(above[0])]) if above.size else ctx.onset
             u = sig.unit
             text = (
@@ -432,13 +456,42 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
         old = best.get(c.key)
         if old is None or _stronger(c, old):
             best[c.key] = c
-    changes = list(best.values())
+    changes = [_rose_again(ctx, c, cfg) for c in best.values()]
     stepped = _steps(ctx, world, cfg, set(best))
     changes += stepped
     changes += _peaks(ctx, world, cfg, set(best) | {c.key for c in stepped})
     changes += _hop(ctx, world)
     changes += [c for c in _idle(ctx, world, cfg) if c.key not in best]
     return changes
+
+
+def _rose_again(ctx: Context, c: Change, cfg: PathConfig) -> Change:
+    """An arrivals rise that held a level for a while and rose again later by a step of its
+    own (a replica's traffic up with the day, then up again by its peers' share when they
+    restarted) is dated at the later step, from the level it held before it: that is the work that came with the
+    effects then, and what it carried before was carried without them."""
+    if c.facet != "arrivals" or c.direction != "up" or c.kind == "trend":
+        return c
+    row = ctx.row(c.signal, c.instance)
+    if row is None:
+        return c
+    t = ctx.frame.times
+    i0 = int(np.searchsorted(t, c.onset))
+    gap = int(np.ceil(cfg.onset_slack_s / ctx.frame.step))
+    seg = row[i0:]
+    with np.errstate(invalid="ignore"):
+        held = np.fmax.accumulate(np.nan_to_num(seg, nan=-np.inf))
+        for j in range(max(gap, 3), seg.size - 1):
+            level = seg[j - gap : j]
+            plateau = np.nanmax(level) < cfg.more_work * np.nanmin(level)  # not a ramp
+            up = min(seg[j], seg[j + 1]) >= cfg.more_work * held[j - 1]
+            if plateau and up:
+                before = float(np.nanmedian(seg[:j]))
+                after = float(np.nanmedian(seg[j:]))
+                return dataclasses.replace(
+                    c, onset=float(t[i0 + j]), kind="step", before=before, after=after
+                )
+    return c
 
 
 def _stronger(c: Change, old: Change) -> bool:

@@ -27,6 +27,15 @@ class PathConfig(BaseModel):
         "the onset, not whether it would page someone. Beyond the noise as `rose`/`fell` "
         "read it (`DiagnoseConfig.shift_z`, `shift_min_before`).",
     )
+    retries_max_factor: float = Field(
+        3.0,
+        gt=1.0,
+        description="Retries raise a part's arrivals at most this many times what its users "
+        "send: clients resend a failed request a few times at most (the OpenAI Python "
+        "client's default max_retries is 2, gRPC's retry policy caps maxAttempts at 5 and "
+        "backs off between them), so three times the work is every request failing and "
+        "sent twice more. Work that grew more came from the users.",
+    )
     per_unit_slack: float = Field(
         2.0,
         gt=1.0,
@@ -51,12 +60,6 @@ class PathConfig(BaseModel):
         "detection dates a slow ramp (a hit ratio sliding over ten minutes) later than the sharp "
         "change it brings downstream, as `DiagnoseConfig.peak_lead_s` allows for peaks. Beyond "
         "it, a cause does not start after its effect.",
-    )
-    symptom_min_score: float = Field(
-        3.0,
-        ge=0,
-        description="A user-facing change this strong (detection's score: robust z × effect) at "
-        "least starts a walk: a change too small to call an incident has no cause to find.",
     )
     unfelt_min_score: float = Field(
         8.0,

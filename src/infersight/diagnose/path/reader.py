@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from infersight.detect.absence import TARGET_UP
+from infersight.diagnose.context import Context
 from infersight.diagnose.path.changes import Change, by_node
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.path.world import World, node_id, peers
+from infersight.frame import MetricFrame
 from infersight.signals import all_signals
 
 
@@ -18,6 +23,10 @@ class Reader:
     config: PathConfig
     roles: Mapping[str, str]
     step: float
+    #: per instance, when its target stopped answering and when it answered again
+    downs: Mapping[str, list[tuple[float, float]]] = field(default_factory=dict)
+    #: the readings, for what a change's level was at a moment (None: only the changes)
+    frame: MetricFrame | None = None
     at_node: dict[str, list[Change]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -54,8 +63,56 @@ class Reader:
         return [c for c in self.at(nodes, ("availability",)) if c.bad]
 
     def precedes(self, cause: Change, effect: Change) -> bool:
-        """A cause does not start after its effect, beyond what dating can tell apart."""
-        return cause.onset <= effect.onset + max(self.config.onset_slack_s, 2 * self.step)
+        """A cause does not start after its effect, beyond what dating can tell apart. A
+        part that went down is a hard line: what began once it was down or back (a card
+        refilled by the reloaded engine and the work queued for it) explains nothing of what
+        that part did before it came back."""
+        if cause.onset > effect.onset + max(self.config.onset_slack_s, 2 * self.step):
+            return False
+        # the spell itself (a restart counted, a load's time) is read when the part is back
+        mine = cause.facet != "availability" and (
+            cause.instance == effect.instance
+            or cause.node in self.world.runs_on.get(effect.node, ())
+        )
+        return not mine or not any(
+            cause.onset >= start and effect.onset <= end
+            for start, end in self.downs.get(effect.instance, ())
+        )
+
+    def together(self, a: Change, b: Change) -> bool:
+        """Dated as one event, within what dating can tell apart."""
+        return abs(a.onset - b.onset) <= max(self.config.onset_slack_s, 2 * self.step)
+
+    def carried_before(self, work: Change, effect: Change) -> bool:
+        """The work at the effect's onset was carried before without it: a rise well before
+        the effect (longer than dating can blur) that had reached this level already while
+        nothing was wrong explains nothing that came later (the same load, now slower)."""
+        if self.frame is None or effect.onset - work.onset <= self.config.onset_slack_s:
+            return False
+        s = self.frame.get(work.signal)
+        row = s.row(work.instance) if s is not None else None
+        if row is None:
+            return False
+        t = self.frame.times
+        span = (t >= work.onset) & (t <= effect.onset - self.config.onset_slack_s)
+        early = row[span]
+        late = row[np.abs(t - effect.onset) <= 2 * self.step]
+        early, late = early[np.isfinite(early)], late[np.isfinite(late)]
+        if early.size < 3 or not late.size or self._showed(effect, span):
+            return False
+        return float(np.median(late)) <= float(np.max(early))
+
+    def _showed(self, c: Change, span: np.ndarray) -> bool:
+        """Whether the change already showed within `span` (a quarter of the way or more):
+        then what was carried there came with it (each burst fills the batches)."""
+        s = self.frame.get(c.signal) if self.frame is not None else None
+        row = s.row(c.instance) if s is not None else None
+        if row is None or c.before is None or c.after is None:
+            return False
+        mark = c.before + 0.25 * (c.after - c.before)
+        with np.errstate(invalid="ignore"):
+            past = row[span] > mark if c.after > c.before else row[span] < mark
+        return bool(np.any(past))
 
     def more_work(self, c: Change) -> bool:
         """An arrivals change that is more work by the configured ratio."""
@@ -88,3 +145,22 @@ class Reader:
         if sig is None or sig.independent:
             return False
         return c.is_effect or sig.load or c.facet in ("resource", "process")
+
+
+def down_spells(ctx: Context) -> dict[str, list[tuple[float, float]]]:
+    """Per instance, the spells its target did not answer (`up` 0): from the first down
+    reading to the first one answering again (the window's end where it never did)."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    s = ctx.frame.get(TARGET_UP)
+    if s is None:
+        return out
+    t = ctx.frame.times
+    for inst in s.instances:
+        down = np.nan_to_num(s.row(inst), nan=1.0) < 0.5
+        if not down.any():
+            continue
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], down.astype(np.int8), [0]))))
+        out[inst] = [
+            (float(t[a]), float(t[min(b, t.size - 1)])) for a, b in zip(edges[::2], edges[1::2])
+        ]
+    return out

@@ -199,7 +199,7 @@ class Walk:
         return out
 
 
-def symptoms(r: Reader) -> list[Change]:
+def symptoms(r: Reader, least: float) -> list[Change]:
     """What the users felt: user-facing times and errors that got worse, strongly enough to
     be an incident. Where they felt nothing yet, what went wrong strongly enough that the
     window is no healthy one (a target down, a queue a hundred times longer): it is walked
@@ -211,7 +211,7 @@ def symptoms(r: Reader) -> list[Change]:
             continue
         # against the window's own first minutes alone, a change must be as strong as one
         # nobody felt to start a walk: a lab warming up wobbles that much
-        floor = r.config.unfelt_min_score if c.weak else r.config.symptom_min_score
+        floor = r.config.unfelt_min_score if c.weak else least
         if c.bad and c.direction == "up" and c.score >= floor:
             out.append(c)
     if out:
@@ -229,7 +229,9 @@ def symptoms(r: Reader) -> list[Change]:
     ]
 
 
-def walk(r: Reader) -> Walk:
-    w = Walk(r, symptoms(r))
+def walk(r: Reader, least: float) -> Walk:
+    """Walk from the user-facing changes at least `least` strong
+    (`DiagnoseConfig.symptom_min_score`)."""
+    w = Walk(r, symptoms(r, least))
     w.extend(w.symptoms)
     return w

@@ -1,5 +1,5 @@
 """`outage` (on `infra.target_up`): the longest run of `up` 0 that ended (the target came
-back) since the split, at least `level` seconds: a restart that took that long to serve again
+back) since the split (or `event_lead_s` before it), at least `level` seconds: a restart that took that long to serve again
 (a model loading from remote storage). A target that stays down is `absent`."""
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ def read(ctx: Context, c: Condition, inst: str, shown: bool, since: float | None
     down = np.concatenate(([False], row < 0.5, [False]))  # NaN (no sample) is not "down"
     edges = np.flatnonzero(np.diff(down.astype(np.int8)))
     starts, ends = edges[0::2], edges[1::2]  # ends: the first sample up again
-    back = (ends < row.size) & (ends >= k) & (row[np.minimum(ends, row.size - 1)] >= 0.5)
+    # a cause begins before the users notice: a target back just before the onset (its
+    # replica then took the work queued for it) counts, as `event` counts from that far back
+    lead = max(0, k - int(ctx.config.event_lead_s // step))
+    back = (ends < row.size) & (ends >= lead) & (row[np.minimum(ends, row.size - 1)] >= 0.5)
     if not np.any(back):
         return NOT_HELD
     longest = int(np.argmax(np.where(back, ends - starts, -1)))

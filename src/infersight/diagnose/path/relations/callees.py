@@ -45,6 +45,18 @@ def stalled(r: Reader, out: Change) -> bool:
     return not any(f.onset <= out.onset for f in failed)
 
 
+def _with_traffic(r: Reader, x: Change) -> bool:
+    """A count of misses a second rises with the traffic; each request's trip to the backend
+    is its share of misses (the hit ratio), read there where it is scraped."""
+    sig = all_signals().get(x.signal)
+    if sig is None or not sig.load:
+        return False
+    return any(
+        (s := all_signals().get(n)) is not None and s.facet == "sends" and not s.load
+        for n in r.reader_signals(x.node)
+    )
+
+
 def explain(r: Reader, c: Change) -> list[Change]:
     if not (c.is_effect and c.bad and c.direction == "up"):
         return []
@@ -62,6 +74,6 @@ def explain(r: Reader, c: Change) -> list[Change]:
     # backend, and that trip is in the caller's time
     found += [x for x in r.at(ds, ("output",), direction="down", bad=True) if stalled(r, x)]
     if c.facet in ("time", "waiting"):
-        found += r.at(ds, ("sends",), bad=True)
+        found += [x for x in r.at(ds, ("sends",), bad=True) if not _with_traffic(r, x)]
     found += r.unavailable(ds)
     return [d for d in found if r.precedes(d, c)]

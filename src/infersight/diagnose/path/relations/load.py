@@ -84,11 +84,13 @@ def explain(r: Reader, c: Change) -> list[Change]:
         return []
     if me.part == "engine" and c.facet == "time":
         return []  # a pass takes longer for what is in it (fuller batches), not for the rate
+    if c.facet == "time" and not _piled(r, c):
+        return []
     intake = _intake(r, c.node)
     found = [
         a
         for a in r.at(intake, ("arrivals",))
-        if r.more_work(a) and r.precedes(a, c) and _in_proportion(r, c, a) and _alike(c, a)
+        if r.more_work(a) and r.precedes(a, c) and _fits(r, c, a)
     ]
     if found or not c.is_effect or any(r.world.has(n, "arrivals") for n in intake):
         return found
@@ -97,5 +99,21 @@ def explain(r: Reader, c: Change) -> list[Change]:
     return [
         a
         for a in r.at(offered, ("arrivals",))
-        if r.more_work(a) and r.precedes(a, c) and _in_proportion(r, c, a) and _alike(c, a)
+        if r.more_work(a) and r.precedes(a, c) and _fits(r, c, a)
     ]
+
+
+def _piled(r: Reader, c: Change) -> bool:
+    """More work makes a request's time longer only by what it waits for: a queue, a pool
+    or a card busier (ρ/(1−ρ)). Where the replica's waiting and busy shares are read and
+    none of them rose with it, its longer time came from elsewhere."""
+    nodes = [c.node] + [n for p in ("service", "engine") if (n := r.sibling(c.node, p))]
+    nodes += r.world.runs_on.get(c.node, [])
+    facets = ("waiting", "saturation")
+    if not any(r.world.has(n, f) for n in nodes for f in facets):
+        return True  # nothing there reads it (the hop, a proxy): the time is all there is
+    return any(x.bad and x.direction == "up" and r.together(x, c) for x in r.at(nodes, facets))
+
+
+def _fits(r: Reader, c: Change, a: Change) -> bool:
+    return _in_proportion(r, c, a) and _alike(c, a) and not r.carried_before(a, c)

@@ -32,8 +32,19 @@ def lost(r: Reader, node: str) -> list[Change]:
     idle = [a for a in r.at(others, ("capacity",), direction="down") if a.kind == "idle"]
     # a replica failing fast is skipped by health checks and least-connections, and its
     # failed requests are retried on the others
-    failing = r.at(others, ("errors",), direction="up", bad=True)
+    # failed requests are retried on the others; but one whose own arrivals rose as much
+    # gave none of its share away (a rise on every replica is more work for all of them)
+    failing = [
+        x
+        for x in r.at(others, ("errors",), direction="up", bad=True)
+        if not any(r.more_work(a) for a in r.at(_front(r, x.node), ("arrivals",)))
+    ]
     return gone + fell + idle + failing
+
+
+def _front(r: Reader, node: str) -> str:
+    """Where a replica's arrivals are counted: its service, else the node itself."""
+    return r.sibling(node, "service") or node
 
 
 def explain(r: Reader, c: Change) -> list[Change]:

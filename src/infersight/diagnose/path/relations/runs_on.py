@@ -55,14 +55,19 @@ def explain(r: Reader, c: Change) -> list[Change]:
     found += [x for x in r.at(cards, ("resource",), bad=True) if r.independent(x)]
     filled = [x for x in r.at(cards, ("saturation",), direction="up") if x.signal in _CARD_MEMORY]
     if filled:
-        busy = [x for x in r.at(cards, ("saturation",), direction="up") if x.signal in _CARD_BUSY]
+        # another process comes with its memory and its kernels at once
+        busy = [
+            x
+            for x in r.at(cards, ("saturation",), direction="up")
+            if x.signal in _CARD_BUSY and any(r.together(x, f) for f in filled)
+        ]
         found += filled + busy if busy else []
         # a card left without headroom (seed §3.2) fails allocations and preempts: slower
         # and failing work on it, whatever else runs there
         full = r.config.card_full
         found += [x for x in filled if x.signal.endswith("_ratio") and (x.after or 0) >= full]
     if c.facet in ("errors", "availability"):
-        found += [
-            s for s in r.at(under, ("saturation",), direction="up") if s.node.startswith("gpu:")
-        ]
+        # a card's memory filling fails allocations and takes the engine down, counted as
+        # OOMs or not; how busy it is fails nothing
+        found += filled
     return [x for x in found if r.precedes(x, c)]
