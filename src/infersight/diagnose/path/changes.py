@@ -106,8 +106,9 @@ def _bad(signal: str, direction: str) -> bool:
 def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
     """When a change of this size really began: the point after the last three readings in a
     row on the near side of halfway between before and after, looking back from detection's
-    onset (or, where that reading has not left its level yet, the first one that has). A band test dates a small shift when it has lasted long enough to be sure (a pass a
-    third slower, found 15 minutes late); the walk orders causes by when they began."""
+    onset (or, where that reading has not left its level yet, the first one that has). A band
+    test dates a small shift when it has lasted long enough to be sure (a pass a third slower,
+    found 15 minutes late); the walk orders causes by when they began."""
     row = ctx.row(a.signal, a.instance)
     if a.kind == "absent" or row is None or a.baseline is None or a.observed is None:
         return a.onset
@@ -273,9 +274,9 @@ def _peaks(
     ctx: Context, world: World, cfg: PathConfig, known: set[tuple[str, str]]
 ) -> list[Change]:
     """What fills (memory, a queue's occupancy), arrives (work) or comes at once (a stampede's
-    concurrent loads) and peaks higher than before, where its median says nothing: a card that fills and empties
-    as its engine crash-loops has a median as before, and a peak a third higher. Read away
-    from restarts (`Context.settled_row`)."""
+    concurrent loads) and peaks higher than before, where its median says nothing: a card
+    that fills and empties as its engine crash-loops has a median as before, and a peak a
+    third higher. Read away from restarts (`Context.settled_row`)."""
     det = DetectConfig()
     k = ctx.split()
     out: list[Change] = []
@@ -284,7 +285,7 @@ def _peaks(
         fills = sig is not None and (sig.facet in ("saturation", "resource") or sig.at_once)
         # a burst of work is work: a replica's share while its peers restart, for minutes
         burst = sig is not None and sig.facet == "arrivals"
-        if sig is None or not (fills and sig.bad == "up" or burst):
+        if sig is None or not ((fills and sig.bad == "up") or burst):
             continue
         floor = det.abs_floor(name, sig.unit)
         day = ctx.baselines.get("baseline-1d")
@@ -468,8 +469,8 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
 def _rose_again(ctx: Context, c: Change, cfg: PathConfig) -> Change:
     """An arrivals rise that held a level for a while and rose again later by a step of its
     own (a replica's traffic up with the day, then up again by its peers' share when they
-    restarted) is dated at the later step, from the level it held before it: that is the work that came with the
-    effects then, and what it carried before was carried without them."""
+    restarted) is dated at the later step, from the level it held before it: that is the work
+    that came with the effects then, and what it carried before was carried without them."""
     if c.facet != "arrivals" or c.direction != "up" or c.kind == "trend":
         return c
     row = ctx.row(c.signal, c.instance)

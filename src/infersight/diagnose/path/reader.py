@@ -156,11 +156,15 @@ def down_spells(ctx: Context) -> dict[str, list[tuple[float, float]]]:
         return out
     t = ctx.frame.times
     for inst in s.instances:
-        down = np.nan_to_num(s.row(inst), nan=1.0) < 0.5
+        row = s.row(inst)
+        if row is None:
+            continue
+        down = np.nan_to_num(row, nan=1.0) < 0.5
         if not down.any():
             continue
         edges = np.flatnonzero(np.diff(np.concatenate(([0], down.astype(np.int8), [0]))))
+        starts, ends = edges[::2], edges[1::2]
         out[inst] = [
-            (float(t[a]), float(t[min(b, t.size - 1)])) for a, b in zip(edges[::2], edges[1::2])
+            (float(t[a]), float(t[min(b, t.size - 1)])) for a, b in zip(starts, ends, strict=True)
         ]
     return out

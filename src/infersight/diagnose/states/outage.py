@@ -1,6 +1,7 @@
 """`outage` (on `infra.target_up`): the longest run of `up` 0 that ended (the target came
-back) since the split (or `event_lead_s` before it), at least `level` seconds: a restart that took that long to serve again
-(a model loading from remote storage). A target that stays down is `absent`."""
+back) since the split (or `event_lead_s` before it), at least `level` seconds: a restart that
+took that long to serve again (a model loading from remote storage). A target that stays down
+is `absent`."""
 
 from __future__ import annotations
 
