@@ -170,6 +170,50 @@ def incident() -> Diagnosis:
     )  # fmt: skip
 
 
+LIMIT = hyp(
+    "unbounded_queue", "Overload flows into an unbounded queue", "service", "confirmed", 0.7,
+    ev("service.queue_wait_p99", "infer-1", "Queue wait P99 rose from 50 ms to 31 s", 0.05, 31.0,
+       "s", onset=ONSET + 60),
+    seed="3.3", onset=ONSET + 60, instances=("infer-1",), is_root=True,
+    remedy="Bound the queue and set a maximum wait, so overload fails fast with 503s.",
+)  # fmt: skip
+UNNAMED = hyp(
+    "change@engine:infer-0+1",
+    "A change at the engine of infer-0, infer-1 that no known failure mode names", "inference",
+    "confirmed", 0.5,
+    ev("inference.prefix_cache_hit_ratio", "infer-0", "Prefix cache hit ratio fell from 60% to 20%",
+       0.6, 0.2, "ratio", onset=ONSET + 30),
+    ev("service.ttft_p99", "infer-0", "TTFT P99 rose from 200 ms to 400 ms", 0.2, 0.4, "s",
+       onset=ONSET + 45),
+    seed="5.2", onset=ONSET + 30, instances=("infer-0", "infer-1"), is_root=True,
+    remedy="Look at the engine of infer-0, infer-1 first.",
+)  # fmt: skip
+
+
+def on_path() -> Diagnosis:
+    """The 02:17 incident as the request-path walk reads it: the cache's misses (a trigger)
+    piled up at the vector DB, which slowed and held the API; an unbounded queue is a limit
+    the cache's work ran into; a change at two engines no rule names."""
+    d = incident()
+    chain = ("queue_backlog",)
+    roots = (
+        RootCause("cache_capacity", 1, 0.74, ("cache_capacity", *chain), node="cache:redis-0",
+                  nodes=("cache:redis-0",), bottleneck="retrieval:milvus-0", trigger=True,
+                  via=("cache:redis-0", "retrieval:milvus-0", "hop")),
+        RootCause("vector_db_swap", 2, 0.86, ("vector_db_swap", *chain), node="host:milvus-0",
+                  nodes=("host:milvus-0", "retrieval:milvus-0"), bottleneck="hop",
+                  via=("retrieval:milvus-0", "hop")),
+        RootCause("unbounded_queue", 3, 0.7, ("unbounded_queue",), node="service:infer-1",
+                  nodes=("service:infer-1",), bottleneck="service:infer-1",
+                  via=("service:infer-1",), triggered_by="cache_capacity"),
+        RootCause("change@engine:infer-0+1", 4, 0.5, ("change@engine:infer-0+1",),
+                  node="engine:infer-0", nodes=("engine:infer-0", "engine:infer-1"),
+                  bottleneck="service:infer-0", via=("engine:infer-0", "service:infer-0"),
+                  unnamed=True),
+    )  # fmt: skip
+    return replace(d, root_causes=roots, hypotheses=(*d.hypotheses, LIMIT, UNNAMED))
+
+
 def healthy() -> Diagnosis:
     return Diagnosis(
         start=START, end=END, step=STEP, healthy=True, summary="",

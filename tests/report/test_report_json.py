@@ -9,12 +9,19 @@ from typing import Any
 
 import pytest
 from minischema import validate
-from report_samples import healthy, hostile, incident, unchecked
+from report_samples import healthy, hostile, incident, on_path, unchecked
 
 from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
 from infersight.report import diagnosis_schema, render_json
 
-SAMPLES = {"incident": incident, "healthy": healthy, "unchecked": unchecked, "hostile": hostile}
+SAMPLES = {
+    "incident": incident,
+    "healthy": healthy,
+    "unchecked": unchecked,
+    "hostile": hostile,
+    # the root's place on the request path: node, bottleneck, trigger, a limit's trigger
+    "on_path": on_path,
+}
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -91,7 +98,7 @@ def test_schema_lists_every_field_of_the_dataclasses() -> None:
         h.to_dict() if hasattr(h, "to_dict") else vars(h)
     )
     assert set(schema["$defs"]["evidence"]["properties"]) == set(vars(h.evidence[0]))
-    assert set(schema["$defs"]["root_cause"]["properties"]) == set(vars(incident().root_causes[0]))
+    assert set(schema["$defs"]["root_cause"]["properties"]) == set(vars(on_path().root_causes[0]))
     assert set(schema["$defs"]["unexplained"]["properties"]) == set(vars(incident().unexplained[0]))
     assert set(schema["$defs"]["unchecked_cause"]["properties"]) == set(
         vars(incident().unchecked_causes[0])

@@ -229,6 +229,7 @@ def _roots(
                 trigger=found.trigger,
                 via=found.via,
                 unnamed=not found.named,
+                triggered_by=found.triggered_by,
             )
         )
     return tuple(out)

@@ -69,6 +69,35 @@ def _group(g: Group, depth: int = 0) -> list[str]:
     return out
 
 
+def _on_path(r: Rule) -> str:
+    """Where on the request path the rule names the walk's ends (docs/path.md), "" for a
+    symptom."""
+    if r.kind == "forecast":
+        return (
+            "A symptom to come, never a root: the request-path walk starts from its evidence, "
+            "so what grows toward it is named (docs/path.md)."
+        )
+    if r.kind != "cause":
+        return ""
+    parts = ["any part" if p == "instance" else f"the `{p}`" for p in r.at if p != "hop"]
+    pieces = [" or ".join(parts) + " of the instances its evidence names"] if parts else []
+    if "hop" in r.at:
+        pieces.append("the hop between the gateway and the engines")
+    where = ", or ".join(pieces) or "the nodes of its own evidence"
+    sig = ", ".join(f"`{x}`" for x in r.signals)
+    if len(r.signals) > 1:
+        sig = f"one of {sig}"
+    text = f"Names the request-path walk's end at {where}" + (
+        f", where {sig} changed unexplained (its signature)." if sig else "."
+    )
+    if r.under_load:
+        text += (
+            " A limit (`under_load`): where a root's work piled up against it, it is named "
+            "beside that root."
+        )
+    return text + " See docs/path.md."
+
+
 def render_rule(r: Rule, origin: str) -> str:
     lines = [f"### `{r.id}` — {r.title}", ""]
     lines.append(f"*{r.kind}, {r.layer} layer, seed §{r.seed}; from `{origin}`*")
@@ -90,6 +119,9 @@ def render_rule(r: Rule, origin: str) -> str:
         )
     else:
         lines[-1] += " The rule is then inconclusive and names the signals."
+    where = _on_path(r)
+    if where:
+        lines += ["", f"**On the request path.** {where}"]
     if r.explains:
         lines += ["", "**Explains.** " + ", ".join(f"`{e}`" for e in r.explains)]
     if r.remedy:

@@ -76,6 +76,8 @@ class RootCause:
     via: tuple[str, ...] = ()  # nodes from the root to the symptom
     #: no rule names its mechanism: the answer is the node and what changed there
     unnamed: bool = False
+    #: a limit named beside a trigger: the id of the root that sent the work it could not take
+    triggered_by: str = ""
 
 
 @dataclass(frozen=True)

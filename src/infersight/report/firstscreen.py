@@ -1,7 +1,9 @@
 """The answer on one screen: what every short report says, in the order an on-call reads it.
 
-1. the headline; 2. per root cause one line with what, where, since when and the figures, and
-one with what to do (and what else it brought, "also seen"); 3. the chain; 4. the causes ruled
+1. the headline; 2. per root cause one line with what, where, since when and the figures, one
+with what it did on the request path and where its work piled up (the trigger and the
+bottleneck, where the walk found one), and one with what to do, there too (and what else it
+brought, "also seen"); 3. the chain; 4. the causes ruled
 out, as one line of ids; 5. one footer naming what could not be read. The terminal's default,
 Markdown and `--brief` (Slack) are laid out from this; everything else is in the full report.
 """
@@ -11,8 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, UnexplainedChange
+from infersight.diagnose.result import (
+    Diagnosis,
+    Evidence,
+    HypothesisResult,
+    RootCause,
+    UnexplainedChange,
+)
 from infersight.report.consequences import attribute, earliest_onset
+from infersight.report.pathwords import path_line, piled_up
 from infersight.report.seen_before import PastIncident
 from infersight.report.view import ReportView, build_view, figures, not_ruled_out, signal_unit
 from infersight.units import format_change, format_clock, format_ratio
@@ -55,6 +64,11 @@ class RootLine:
     runbook: str | None
     open_check: str | None
     also_seen: tuple[AlsoSeen, ...]
+    #: what it did on the request path and where the work piled up ("" where the walk found
+    #: no bottleneck and it is no limit beside a trigger)
+    path: str = ""
+    #: where its work piled up, in words, when that is not the root itself
+    piled_up: str = ""
 
     @property
     def what(self) -> str:
@@ -67,9 +81,17 @@ class RootLine:
         return " · ".join(parts)
 
     @property
+    def remedy(self) -> str:
+        """The root's remedy, then where its work piled up: the fix covers both."""
+        text = self.todo or "No remedy recorded for this cause."
+        if self.piled_up:
+            text = f"{text.rstrip().rstrip('.')}; and where it piled up: {self.piled_up}."
+        return text
+
+    @property
     def do(self) -> str:
         runbook = f" (runbook: {self.runbook})" if self.runbook else ""
-        return (self.todo or "No remedy recorded for this cause.") + runbook
+        return self.remedy + runbook
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,17 @@ def figure(e: Evidence) -> str:
         ratio = format_ratio(e.observed / e.baseline)
     text = f"{e.signal} {fig}" if fig else e.signal
     return f"{text} ({ratio})" if ratio else text
+
+
+def _lead(h: HypothesisResult | None) -> str:
+    """The root's first figure, since the root began (as its own line dates it, so that a
+    trigger is never read as later than what it loaded): "requests 10/s → 25/s (2.5×) since
+    14:40"."""
+    e = next((e for e in h.evidence if e.supports), None) if h is not None else None
+    if h is None or e is None:
+        return ""
+    start = earliest_onset(h)
+    return figure(e) + (f" since {format_clock(start)}" if start is not None else "")
 
 
 def _figures(h: HypothesisResult) -> tuple[str, ...]:
@@ -212,9 +245,11 @@ def _confirmed_line(h: HypothesisResult) -> str:
 def first_screen(d: Diagnosis) -> FirstScreen:
     v = build_view(d)
     seen = attribute(v.diagnosis).also_seen
+    causes: dict[str, RootCause] = {rc.hypothesis: rc for rc in d.root_causes}
     roots = []
     for r in v.roots:
         h = r.hypothesis
+        rc = causes.get(r.id)
         roots.append(
             RootLine(
                 rank=r.rank,
@@ -229,6 +264,8 @@ def first_screen(d: Diagnosis) -> FirstScreen:
                 runbook=h.runbook if h is not None else None,
                 open_check=not_ruled_out(h) if h is not None else None,
                 also_seen=also_seen_lines(seen.get(r.id, ())),
+                path=path_line(rc, _lead(h), causes) if rc is not None else "",
+                piled_up=piled_up(rc) if rc is not None else "",
             )
         )
     return FirstScreen(
@@ -265,6 +302,8 @@ def render_brief(d: Diagnosis, seen: Sequence[PastIncident] | None = None) -> st
     out.append(f"Window: {s.window}")
     for r in s.roots:
         out.append(f"{r.rank}. {r.what}: {'; '.join(r.figures)}")
+        if r.path:
+            out.append(f"   Path: {r.path}")
         out.append(f"   Do: {r.do}")
     out += [f"Chain: {c}" for c in s.chains]
     out += [f"Confirmed: {c}" for c in s.confirmed]

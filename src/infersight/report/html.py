@@ -16,7 +16,7 @@ from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.frame import MetricFrame
 from infersight.readings import readable
 from infersight.report.figures import format_score
-from infersight.report.firstscreen import also_seen_lines
+from infersight.report.firstscreen import RootLine, also_seen_lines, first_screen
 from infersight.report.html_style import CSS
 from infersight.report.links import Links, Query, link_set, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
@@ -145,7 +145,7 @@ def _coverage(v: ReportView) -> str:
     )
 
 
-def _root(r: RootView, v: ReportView) -> str:
+def _root(r: RootView, v: ReportView, line: RootLine | None = None) -> str:
     h = r.hypothesis
     pct = r.confidence.rstrip("%") if r.confidence.endswith("%") else "0"
     meta = [f"<span class='badge'>{_e(h.layer)}</span>"] if h is not None else []
@@ -163,11 +163,14 @@ def _root(r: RootView, v: ReportView) -> str:
         f"<b>{_e(r.confidence)}</b> {' · '.join(meta)}</div>"
         f"<ol class='chain' aria-label='causal chain'>{chain}</ol>"
     )
+    if line is not None and line.path:
+        out += f"<p class='path'><b>Path:</b> {_e(line.path)}</p>"
     open_check = not_ruled_out(h) if h is not None else None
     if open_check:
         out += f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>"
     if h is not None and h.remedy:
-        out += f"<p class='remedy'><b>Remedy:</b> {_e(h.remedy)}</p>"
+        remedy = line.remedy if line is not None else h.remedy
+        out += f"<p class='remedy'><b>Remedy:</b> {_e(remedy)}</p>"
     if h is not None and h.runbook:
         out += f"<p class='remedy'><b>Runbook:</b> <code>{_e(h.runbook)}</code></p>"
     also = also_seen_lines(v.also_seen.get(r.id, ()))
@@ -306,7 +309,8 @@ def render_html(
     ]
     if v.roots:
         body.append('<section id="roots"><h2>Root causes</h2>')
-        body += [_root(r, v) for r in v.roots]
+        lines = {r.rank: r for r in first_screen(d).roots}
+        body += [_root(r, v, lines.get(r.rank)) for r in v.roots]
         body.append("</section>")
     body.append(html_section(seen))
     body += [_scope(v), _coverage(v)]

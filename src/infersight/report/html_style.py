@@ -49,6 +49,7 @@ ol.chain li.root-step { background:#ffe3e3; border-color:#f5b5b5; font-weight:60
 ol.chain li + li::before { content:"→"; position:absolute; left:-20px; color:var(--muted);
   font-weight:400; }
 .remedy { margin:6px 0 0; } .remedy b { color:var(--ok); }
+.path { margin:6px 0 0; }
 table { table-layout:fixed; border-collapse:collapse; width:100%; background:var(--card);
   font-size:13.5px; }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line);

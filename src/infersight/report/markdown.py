@@ -113,7 +113,9 @@ def _first_screen(d: Diagnosis) -> list[str]:
         out.append(
             f"{r.rank}. **{md(r.title)}** · {md(r.what.removeprefix(r.title + ' · '))}{figs}"
         )
-        out.append(f"   - Do: {md(r.todo or 'no remedy recorded')}")
+        if r.path:
+            out.append(f"   - Path: {md(r.path)}")
+        out.append(f"   - Do: {md(r.remedy)}")
         if r.runbook:
             out[-1] += f" Runbook: {code(r.runbook)}"
         if r.open_check:

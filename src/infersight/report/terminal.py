@@ -17,7 +17,7 @@ from rich.tree import Tree
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult, UnexplainedChange
 from infersight.report.figures import format_score
-from infersight.report.firstscreen import FirstScreen, first_screen
+from infersight.report.firstscreen import FirstScreen, RootLine, first_screen
 from infersight.report.seen_before import PastIncident
 from infersight.report.seen_before import lines as seen_lines
 from infersight.report.textsafe import clean_data
@@ -86,7 +86,9 @@ def _coverage(v: ReportView) -> RenderableType:
     return table
 
 
-def _root(r: RootView, also: tuple[UnexplainedChange, ...] = ()) -> RenderableType:
+def _root(
+    r: RootView, also: tuple[UnexplainedChange, ...] = (), screen: RootLine | None = None
+) -> RenderableType:
     h = r.hypothesis
     head = Text(f"#{r.rank}  ", style="bold")
     head.append(r.title, style="bold red")
@@ -119,11 +121,14 @@ def _root(r: RootView, also: tuple[UnexplainedChange, ...] = ()) -> RenderableTy
         line.append(u.statement)
         tree.add(line)
     lines: list[RenderableType] = [tree]
+    if screen is not None and screen.path:
+        lines.append(Text.assemble(("Path: ", "bold"), screen.path))
     open_check = not_ruled_out(h) if h is not None else None
     if open_check:
         lines.append(Text.assemble(("Not ruled out: ", "bold yellow"), open_check))
     if h is not None and h.remedy:
-        lines.append(Text.assemble(("Remedy: ", "bold green"), h.remedy))
+        remedy = screen.remedy if screen is not None else h.remedy
+        lines.append(Text.assemble(("Remedy: ", "bold green"), remedy))
     if h is not None and h.runbook:
         lines.append(Text.assemble(("Runbook: ", "bold green"), h.runbook))
     return Group(*lines)
@@ -175,6 +180,8 @@ def short_renderables(d: Diagnosis) -> list[RenderableType]:
         what = Text(r.what, style="bold red")
         what.append(": " + "; ".join(r.figures) if r.figures else "", style="")
         grid.add_row(f"#{r.rank}", what)
+        if r.path:
+            grid.add_row("", Text.assemble(("path: ", "bold"), r.path))
         grid.add_row("", Text.assemble(("do: ", "bold green"), r.do))
         if r.open_check:
             grid.add_row("", Text.assemble(("not ruled out: ", "yellow"), r.open_check))
@@ -227,8 +234,9 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
         out += [_heading("Coverage per layer"), _coverage(v)]
     if v.roots:
         out.append(_heading("Root causes, chain and evidence"))
+        lines = {r.rank: r for r in first_screen(d).roots}
         for r in v.roots:
-            out += [_root(r, v.also_seen.get(r.id, ())), Text("")]
+            out += [_root(r, v.also_seen.get(r.id, ()), lines.get(r.rank)), Text("")]
     if v.unchecked:
         out.append(_heading("Possible upstream causes that could not be checked"))
         out += [Text.assemble(("• ", "yellow"), line) for line in v.unchecked]
