@@ -28,10 +28,10 @@ from infersight.diagnose.context import Context, row_medians
 from infersight.diagnose.evidence import clock, from_anomaly
 from infersight.diagnose.kb import Condition
 from infersight.diagnose.path.config import PathConfig
+from infersight.diagnose.path.dating import first_sign, part_way, step_start
 from infersight.diagnose.path.world import HOP, World
 from infersight.diagnose.result import Evidence
 from infersight.diagnose.states.registry import state_on
-from infersight.frame import FloatArray
 from infersight.signals import EFFECTS, all_signals
 from infersight.units import format_ratio, format_value
 
@@ -101,57 +101,6 @@ class Change:
 def _bad(signal: str, direction: str) -> bool:
     sig = all_signals().get(signal)
     return sig is not None and sig.bad in (direction, "both")
-
-
-def first_sign(ctx: Context, a: Anomaly, lookback_s: float) -> float:
-    """When a change of this size really began: the point after the last three readings in a
-    row on the near side of halfway between before and after, looking back from detection's
-    onset (or, where that reading has not left its level yet, the first one that has). A band
-    test dates a small shift when it has lasted long enough to be sure (a pass a third slower,
-    found 15 minutes late); the walk orders causes by when they began."""
-    row = ctx.row(a.signal, a.instance)
-    if a.kind == "absent" or row is None or a.baseline is None or a.observed is None:
-        return a.onset
-    mid = (a.baseline + a.observed) / 2.0
-    k = ctx.frame.index_of(a.onset)
-    lo = max(0, k - int(lookback_s // ctx.frame.step))
-    with np.errstate(invalid="ignore"):
-        near = row < mid if a.observed > a.baseline else row > mid
-        edge = a.baseline + 0.1 * (a.observed - a.baseline)
-        gone = row >= edge if a.observed > a.baseline else row <= edge
-    if not gone[k]:
-        # dated before it left its level (a flat series' first wobble scores high against its
-        # tiny spread): it began at the first reading a tenth of the way on (a queue that
-        # grows for twenty minutes is on its way long before halfway)
-        ahead = np.flatnonzero(gone[k:])
-        return float(ctx.frame.times[k + int(ahead[0])]) if ahead.size else a.onset
-    run = 0
-    for j in range(k, lo - 1, -1):
-        run = run + 1 if near[j] else 0
-        if run == 3:
-            return float(ctx.frame.times[min(j + 3, k)])
-    return a.onset
-
-
-def step_start(
-    ctx: Context, row: FloatArray, before: float, after: float, lookback_s: float
-) -> float:
-    """When a step of the medians began: the first reading, from `lookback_s` before the onset
-    on, that starts three in a row past halfway and after which the median stays there (a
-    survivor's share rising when its peer died minutes after the onset is dated then, and a
-    step that began before the onset is dated before it)."""
-    mid = (before + after) / 2.0
-    k = ctx.split()
-    lo = max(0, k - int(lookback_s // ctx.frame.step))
-    with np.errstate(invalid="ignore"):
-        far = row > mid if after > before else row < mid
-    for j in range(lo, row.size - 2):
-        if far[j] and far[j + 1] and far[j + 2]:
-            rest = row[j:]
-            rest = rest[~np.isnan(rest)]
-            if rest.size and (np.median(rest) > mid) == (after > before):
-                return float(ctx.frame.times[j])
-    return ctx.onset
 
 
 def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Change | None:
@@ -309,7 +258,7 @@ def _peaks(
                 continue
             # dated where it first passed halfway to its peak, as `first_sign` dates a shift:
             # a reading a hair over the old highest is noise, not the peak's start
-            half = (high_pre + high) / 2.0
+            half = part_way(high_pre, high, 0.5)
             above = np.flatnonzero(np.nan_to_num(row[k:], nan=-np.inf) > half)
             began = float(ctx.frame.times[k + int(above[0])]) if above.size else ctx.onset
             u = sig.unit

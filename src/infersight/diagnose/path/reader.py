@@ -11,6 +11,7 @@ from infersight.detect.absence import TARGET_UP
 from infersight.diagnose.context import Context
 from infersight.diagnose.path.changes import Change, by_node
 from infersight.diagnose.path.config import PathConfig
+from infersight.diagnose.path.dating import part_way
 from infersight.diagnose.path.world import World, node_id, peers
 from infersight.frame import MetricFrame
 from infersight.signals import all_signals
@@ -109,7 +110,7 @@ class Reader:
         row = s.row(c.instance) if s is not None else None
         if row is None or c.before is None or c.after is None:
             return False
-        mark = c.before + 0.25 * (c.after - c.before)
+        mark = part_way(c.before, c.after, 0.25)
         with np.errstate(invalid="ignore"):
             past = row[span] > mark if c.after > c.before else row[span] < mark
         return bool(np.any(past))
