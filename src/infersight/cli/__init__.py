@@ -101,6 +101,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     """Exceptions whose message is already the one line a user should see."""
     from infersight.bundle import BundleError
     from infersight.diagnose import KBError
+    from infersight.diagnose.calibrate import CalibrationError
     from infersight.exporters import CatalogError
     from infersight.runbooks import RunbookError
     from infersight.safe_write import OutputError
@@ -112,6 +113,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (
         BundleError,
+        CalibrationError,
         CatalogError,
         ExpositionError,
         KBError,

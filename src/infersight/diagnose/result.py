@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
-#: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path)
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+#: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path, 6 no
+#: root's `raw_confidence`)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -64,6 +65,7 @@ class HypothesisResult:
 class RootCause:
     hypothesis: str  # id: a rule's, or `change@NODE` for a change no rule names
     rank: int  # 1 = most likely
+    #: calibrated (diagnose/calibrate.py): about how often answers given at it were right
     confidence: float
     chain: tuple[str, ...]  # hypothesis ids from this root to the user-visible symptom
     #: where on the request path it sits (`part:instance`, `hop`), the first of `nodes`
@@ -78,6 +80,8 @@ class RootCause:
     unnamed: bool = False
     #: a limit named beside a trigger: the id of the root that sent the work it could not take
     triggered_by: str = ""
+    #: the engine's own score before calibration (None in documents older than version 7)
+    raw_confidence: float | None = None
 
 
 @dataclass(frozen=True)

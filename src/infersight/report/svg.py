@@ -68,6 +68,12 @@ def _path(xs: FloatArray, ys: FloatArray) -> str:
     return " ".join(parts)
 
 
+def polyline(xs: FloatArray, ys: FloatArray) -> str:
+    """SVG path data through points already in the plot's coordinates, broken where y is NaN
+    (for plots other than time series: the reliability diagram of bench/calibration.py)."""
+    return _path(xs, ys)
+
+
 #: up to this many instances are drawn one line each; more as the fleet's band and median
 FLEET_LINES = 12
 

@@ -31,6 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from infersight.diagnose.calibrate import kind_of, raw_of
 from infersight.diagnose.engine import diagnose
 from infersight.diagnose.kb import KnowledgeBase, load_kb
 from infersight.lab.evaluate.scenario_windows import (
@@ -60,6 +61,9 @@ class Case:
     unchecked: tuple[str, ...] = ()  # causes named as "could not be checked", upstream of a root
     #: why this draw holds no trace of its fault (scenario `shows_as`); "" when it does
     not_shown: str = ""
+    #: the first root's raw confidence (before calibration) and kind, for calibration
+    raw_confidence: float = 0.0
+    kind: str = ""  # named | unnamed; "" when no root was named
 
     @property
     def observable(self) -> bool:
@@ -273,6 +277,8 @@ def score_run(
         for at in ats:
             t = time.perf_counter()
             dx = diagnose(windows_at(res, d, at, store, step), kb=kb)
+            first = dx.root_causes[0] if dx.root_causes else None
+            raw, kind = (raw_of(first), kind_of(first)) if first is not None else (0.0, "")
             missing: list[str] = []
             for root in res.truth.roots:
                 h, rule = dx.hypothesis(root), kb.get(root)
@@ -293,6 +299,8 @@ def score_run(
                     tuple(sorted(set(missing))),
                     tuple(u.hypothesis for u in dx.unchecked_causes),
                     not_shown,
+                    raw,
+                    kind,
                 )
             )
     return out

@@ -14,9 +14,11 @@ figures per case:
 * `other_first`: the first root is another rule, not one of the case's other true roots,
   named at a confidence of 0.5 or more (confidently wrong).
 
-Every diagnosis is also kept as a (confidence, right) pair for calibration
-(`lab/evaluate/calibration.py`): with R in, right is R (or another true root) first; with R
-out, right is the first root at R's node.
+Every diagnosis is also kept as a (raw confidence, kind, right) pair for calibration
+(`lab/evaluate/calibration.py`): with R in (source: the case's own), right is R (or another
+true root) first; with R out (source `loo`), right is the first root at R's node, a change no
+rule names there or another true root. `other_first` reads the confidence users see (the
+calibrated one).
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from infersight.bundle import read_bundle
 from infersight.diagnose import diagnose
+from infersight.diagnose.calibrate import Kind, kind_of, raw_of
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb
 from infersight.diagnose.result import Diagnosis, RootCause
 from infersight.frame import MetricFrame
@@ -42,6 +47,22 @@ Progress = Callable[[str, float], None]
 Loader = Callable[[], tuple[Windows, tuple[str, ...]]]
 
 
+class LeaveOneOutConfig(BaseModel):
+    """The benchmark's constants: the issue's bars, with their reasons."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: another rule named first at this (calibrated) confidence or more is confidently wrong;
+    #: below it, an answer a reader takes as a guess
+    other_confidence: float = 0.5
+    #: with no rule for the mechanism, the walk still ends at the right place nine times in ten
+    bar_right_node: float = 0.90
+    #: and says what changed there: the rule's own signal among the first three, four in five
+    bar_signal: float = 0.80
+    #: a neighbour named instead, confidently, at most one time in ten
+    bar_other_first: float = 0.10
+
+
 @dataclass(frozen=True)
 class Incident:
     """One case whose truth names `rule`: where it comes from, how to load it, and the other
@@ -52,6 +73,9 @@ class Incident:
     label: str
     load: Loader
     others: tuple[str, ...] = ()
+    #: what the case shares data with (a simulator seed, a bundle, a case file): calibration
+    #: never fits and tests on one group
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,13 +91,20 @@ class Outcome:
     top_node: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pair:
-    """One diagnosis's first root: its confidence and whether it was right."""
+    """One diagnosis's first root: its raw confidence (before calibration), its kind, whether
+    it was right, where the case came from and the group of cases it shares data with."""
 
     confidence: float
     right: bool
     source: str
+    kind: Kind = "named"
+    group: str = ""
+
+    @classmethod
+    def of(cls, root: RootCause, right: bool, source: str, group: str) -> Pair:
+        return cls(raw_of(root), right, source, kind_of(root), group)
 
 
 @dataclass
@@ -107,7 +138,14 @@ def _at_node(dx: Diagnosis, match: Callable[[str], bool], compound: bool) -> Roo
     return next((r for r in roots if any(match(n) for n in r.nodes or (r.node,))), None)
 
 
-def score(inc: Incident, rule: Rule, dx: Diagnosis, instances: Sequence[str]) -> Outcome:
+def score(
+    inc: Incident,
+    rule: Rule,
+    dx: Diagnosis,
+    instances: Sequence[str],
+    cfg: LeaveOneOutConfig | None = None,
+) -> Outcome:
+    c = cfg or LeaveOneOutConfig()
     match = truth_nodes(rule, instances)
     hit = _at_node(dx, match, bool(inc.others))
     first = dx.root_causes[0] if dx.root_causes else None
@@ -120,7 +158,7 @@ def score(inc: Incident, rule: Rule, dx: Diagnosis, instances: Sequence[str]) ->
         first is not None
         and not first.unnamed
         and first.hypothesis not in inc.others
-        and first.confidence >= 0.5
+        and first.confidence >= c.other_confidence
     )
     return Outcome(
         inc.rule,
@@ -136,17 +174,22 @@ def score(inc: Incident, rule: Rule, dx: Diagnosis, instances: Sequence[str]) ->
 
 
 def sim_incidents(
-    seeds: int, dialects: Sequence[str] | None = None, instances: int = 6
+    seeds: int,
+    dialects: Sequence[str] | None = None,
+    instances: int = 6,
+    first_seed: int = 0,
+    scenarios: Sequence[str] | None = None,
 ) -> list[Incident]:
-    """Every scenario with a root, each seed through each dialect that can hold it; each run
-    simulated once, when first loaded."""
+    """Every scenario with a root (or those named), seeds first_seed … first_seed + seeds - 1,
+    each through each dialect that can hold it; each run simulated once, when first loaded."""
     ds = list(dialects) if dialects else list(DIALECTS)
+    names = list(scenarios) if scenarios else [s["name"] for s in list_scenarios()]
     out: list[Incident] = []
-    for spec in list_scenarios():
-        sc = get_scenario(spec["name"])
+    for name in names:
+        sc = get_scenario(name)
         if not sc.roots:
             continue
-        for seed in range(seeds):
+        for seed in range(first_seed, first_seed + seeds):
             res = _Simulated(sc.name, seed, instances)
             for d in ds:
                 if not sc.applies_to(d):
@@ -154,7 +197,8 @@ def sim_incidents(
                 for root in sc.roots:
                     others = tuple(r for r in sc.roots if r != root)
                     label = f"{sc.name} seed {seed} {d}"
-                    out.append(Incident(root, "sim", label, res.loader(d), others))
+                    inc = Incident(root, "sim", label, res.loader(d), others, f"seed {seed}")
+                    out.append(inc)
     return out
 
 
@@ -182,7 +226,7 @@ def lab_incidents(folder: Path, expected: Mapping[str, Sequence[str]]) -> list[I
     for path in sorted(folder.glob("*.tar.gz")):
         name = path.name.removesuffix(".tar.gz")
         if expected.get(name):
-            out.append(Incident(expected[name][0], "lab", name, _bundle(path)))
+            out.append(Incident(expected[name][0], "lab", name, _bundle(path), group=f"lab {name}"))
     return out
 
 
@@ -198,7 +242,10 @@ def case_incidents(folders: Iterable[Path]) -> list[Incident]:
             root = case.expect.get("root")
             if root:
                 others = tuple(r for r in case.expect.get("roots_include", ()) if r != root)
-                out.append(Incident(str(root), "case", case.name, _case(case), others))
+                inc = Incident(
+                    str(root), "case", case.name, _case(case), others, f"case {case.rule}"
+                )
+                out.append(inc)
     return out
 
 
@@ -207,10 +254,31 @@ def _case(case: Case) -> Loader:
     return lambda: (case.windows(), insts)
 
 
+def gather(
+    seeds: int = 0,
+    first_seed: int = 0,
+    dialects: Sequence[str] | None = None,
+    scenarios: Sequence[str] | None = None,
+    lab: tuple[Path, Mapping[str, Sequence[str]]] | None = None,
+    case_folders: Sequence[Path] = (),
+    rules: Sequence[str] = (),
+) -> list[Incident]:
+    """Every case of every source asked for (no seeds: no simulator; `lab`: the bundles'
+    folder and each fault's expected answers), only those of `rules` when named."""
+    out = (
+        sim_incidents(seeds, dialects, first_seed=first_seed, scenarios=scenarios) if seeds else []
+    )
+    if lab is not None:
+        out += lab_incidents(*lab)
+    out += case_incidents(case_folders)
+    return [i for i in out if not rules or i.rule in rules]
+
+
 def run(
     incidents: Sequence[Incident],
     kb: KnowledgeBase | None = None,
     progress: Progress | None = None,
+    cfg: LeaveOneOutConfig | None = None,
 ) -> Run:
     """Diagnose each incident with every rule, then without its rule; score the second."""
     kb = kb or load_kb()
@@ -228,20 +296,81 @@ def run(
         first = full.root_causes[0] if full.root_causes else None
         if first is not None:
             truths = {inc.rule, *inc.others}
-            out.pairs.append(Pair(first.confidence, first.hypothesis in truths, inc.source))
+            out.pairs.append(Pair.of(first, first.hypothesis in truths, inc.source, inc.group))
         if not instances:
             out.skipped.append(f"{inc.label}: {inc.rule} found nowhere to place the truth")
             continue
         dx = diagnose(wins, kb=without(kb, inc.rule))
-        outcome = score(inc, rule, dx, instances)
+        outcome = score(inc, rule, dx, instances, cfg)
         out.outcomes.append(outcome)
         if dx.root_causes:
             top = dx.root_causes[0]
             right = (outcome.right_node and top.unnamed) or top.hypothesis in inc.others
-            out.pairs.append(Pair(top.confidence, right, "loo"))
+            out.pairs.append(Pair.of(top, right, "loo", inc.group))
     return out
 
 
 def _found(dx: Diagnosis, rule: str) -> tuple[str, ...]:
     h = dx.hypothesis(rule)
     return h.instances if h is not None and h.verdict == "confirmed" else ()
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k} of {n} ({k / n:.0%})" if n else "none"
+
+
+def to_markdown(r: Run, cfg: LeaveOneOutConfig | None = None) -> str:
+    """The totals against the bars, one row per rule, the cases off the right node, the
+    cases left out."""
+    c = cfg or LeaveOneOutConfig()
+    out, n = r.outcomes, len(r.outcomes)
+    if not n:
+        return "No case was scored.\n" + "".join(f"\n- {s}" for s in r.skipped)
+    node = sum(o.right_node for o in out)
+    sig = sum(o.signal_in_three for o in out)
+    other = sum(o.other_first for o in out)
+    bars = (
+        ("the walk ends at the right node", node, c.bar_right_node, True),
+        ("the rule's signal among the unnamed root's first three", sig, c.bar_signal, True),
+        (
+            f"another rule named first at {c.other_confidence:.0%} or more",
+            other,
+            c.bar_other_first,
+            False,
+        ),
+    )
+    sources = ", ".join(
+        f"{sum(1 for o in out if o.source == s)} {s}"
+        for s in ("sim", "lab", "case")
+        if any(o.source == s for o in out)
+    )
+    lines = [f"{n} cases over {len({o.rule for o in out})} rules ({sources}).", ""]
+    for what, k, bar, floor in bars:
+        met = k / n >= bar if floor else k / n <= bar
+        sign = "≥" if floor else "≤"
+        lines.append(
+            f"- {what}: **{_share(k, n)}** (bar {sign} {bar:.0%}: {'met' if met else 'not met'})"
+        )
+    lines += [
+        "",
+        "| rule | cases | right node | signal in three | other first |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for rule in sorted({o.rule for o in out}):
+        mine = [o for o in out if o.rule == rule]
+        k = len(mine)
+        lines.append(
+            f"| {rule} | {k} | {sum(o.right_node for o in mine)} "
+            f"| {sum(o.signal_in_three for o in mine)} | {sum(o.other_first for o in mine)} |"
+        )
+    off = [o for o in out if not o.right_node or o.other_first]
+    if off:
+        lines += ["", "Off the right node, or another rule named first (case → first root):", ""]
+        lines += [
+            f"- {o.rule} · {o.label} → {o.top or 'none'} at {o.top_node or '(no node)'} "
+            f"({o.top_confidence:.2f})"
+            for o in off
+        ]
+    if r.skipped:
+        lines += ["", "Left out:", ""] + [f"- {s}" for s in r.skipped]
+    return "\n".join(lines)
