@@ -138,11 +138,26 @@ def test_a_root_keeps_its_raw_figure_beside_the_calibrated_one() -> None:
     assert named.raw_confidence == 0.5 and named.confidence == pytest.approx(0.35)
 
 
+def test_a_later_root_is_never_shown_surer_than_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fit measures first answers: an unnamed second root mapped to 0.3 under a named first
+    # root mapped to 0.2 is shown at 0.2, its raw figure kept
+    monkeypatch.setattr(cal, "shipped", lambda: Calibration.model_validate(_doc()))
+    first = RootCause("vram_leak", 1, 0.4, ())
+    second = RootCause("change@engine:node-0", 2, 0.5, (), unnamed=True)
+    shown = cal.in_rank_order((second, first))
+    assert [r.rank for r in shown] == [1, 2]
+    assert shown[0].confidence == pytest.approx(0.2) and shown[1].confidence == pytest.approx(0.2)
+    assert shown[1].raw_confidence == 0.5
+
+
 def _roots_calibrated(dx: Diagnosis) -> None:
     assert dx.root_causes
+    shown = 1.0
     for r in dx.root_causes:
         assert r.raw_confidence is not None
-        assert r.confidence == cal.calibrate(r.raw_confidence, cal.kind_of(r))
+        # calibrated, and never surer than a root ranked before it
+        shown = min(shown, cal.calibrate(r.raw_confidence, cal.kind_of(r)))
+        assert r.confidence == shown
         # the hypothesis keeps the engine's own score: the root's raw figure
         h = dx.hypothesis(r.hypothesis)
         assert h is not None and h.confidence == r.raw_confidence

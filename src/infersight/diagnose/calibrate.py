@@ -159,3 +159,16 @@ def calibrated(root: RootCause, calibration: Calibration | None = None) -> RootC
         confidence=calibrate(root.confidence, kind_of(root), calibration),
         raw_confidence=root.confidence,
     )
+
+
+def in_rank_order(roots: tuple[RootCause, ...]) -> tuple[RootCause, ...]:
+    """Each root calibrated and shown no surer than the roots ranked before it. The fit
+    measures first answers only, and the ranking already says a later root is the less likely
+    one: a second root no rule names would otherwise read 98% under a first read at 84%."""
+    out: list[RootCause] = []
+    cap = 1.0
+    for r in sorted(roots, key=lambda r: r.rank):
+        c = calibrated(r)
+        cap = min(cap, c.confidence)
+        out.append(dataclasses.replace(c, confidence=cap))
+    return tuple(out)

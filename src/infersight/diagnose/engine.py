@@ -17,7 +17,7 @@ from infersight.detect import DetectionResult, detect
 from infersight.detect.config import DEFAULT_USER_FACING
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose import unnamed
-from infersight.diagnose.calibrate import calibrated
+from infersight.diagnose.calibrate import in_rank_order
 from infersight.diagnose.conditions import Outcome, eval_group
 from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
@@ -233,7 +233,7 @@ def _roots(
                 triggered_by=found.triggered_by,
             )
         )
-    return tuple(calibrated(r) for r in out)
+    return in_rank_order(tuple(out))
 
 
 def diagnose(
