@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infersight import grounds
+from infersight.detect.config import DEFAULT_USER_FACING
 from infersight.diagnose.result import Diagnosis, LayerCoverage
 from infersight.frame import MetricFrame
 from infersight.signals import Layer, all_signals
@@ -34,6 +35,8 @@ class Coverage:
     span_s: float = 0.0  # the incident window's length
     #: what its readings can be compared with from outside: baseline windows, `self-1h` …
     references: tuple[str, ...] = ()
+    #: why the window itself cannot ground an all-clear (`grounds.window_doubts`)
+    doubts: tuple[str, ...] = ()
 
     @property
     def judged(self) -> bool:
@@ -149,7 +152,8 @@ def assess(
     points = grounds.points_upto(frame, at)
     span = max(points - 1, 0) * frame.step
     refs = grounds.references(windows, at) if readable else ()
-    return Coverage(tuple(layers), reason, points, span, refs)
+    doubts = grounds.window_doubts(frame, at, DEFAULT_USER_FACING) if readable else ()
+    return Coverage(tuple(layers), reason, points, span, refs, doubts)
 
 
 def unjudged(
@@ -183,7 +187,7 @@ def unclear(diagnosis: Diagnosis, coverage: Coverage) -> str:
     decided = sum(1 for h in diagnosis.hypotheses if h.verdict != "inconclusive")
     undecided = len(diagnosis.hypotheses) - decided
     return grounds.why_not_clear(
-        coverage.points, coverage.references, coverage.span_s, decided, undecided
+        coverage.points, coverage.references, coverage.span_s, decided, undecided, coverage.doubts
     )
 
 

@@ -20,6 +20,14 @@ that makes that claim honest:
    that began earlier (a capture with `--baselines none` half an hour into one), and both are
    answered "cannot judge", with what to capture instead.
 
+4. The window reads up to its end. A window whose series all stopped (or turned to NaN) minutes
+   before it ended says nothing of those minutes: a fleet that stopped answering reads as calm.
+5. Nothing the users feel is already wrong on its own terms, whatever the baselines say: a share
+   of failing requests past `GroundsConfig.clear_max_error_ratio`, or a user-facing latency that
+   moved `clear_max_shift`× within the window against its own first minutes. Baselines that
+   hold the same (an outage older than them, one that recurs at the same hour) compare it with
+   itself.
+
 Where a rule fails the answer is "cannot judge" (`judged: false`, `healthy: false`, exit 3), its
 summary naming each rule that failed and what to do. A diagnosis that names a cause or a change is
 never turned into "cannot judge": the rules bind only the all-clear.
@@ -29,14 +37,17 @@ Detection's own all-clear ("no anomaly") takes rules 1 and 3: it checks no hypot
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from infersight.detect.baseline import STANDARD_BASELINES, align_rows, derivable
 from infersight.detect.config import DetectConfig
 from infersight.frame import MetricFrame
-from infersight.units import format_duration
+from infersight.signals import all_signals
+from infersight.units import format_duration, format_ratio, format_value
 from infersight.windows import INCIDENT
 
 #: what to do when no baseline is in the data
@@ -44,6 +55,32 @@ GET_BASELINES = (
     "capture or pull with baselines (`--baselines 1h`, or the default 1h,1d,7d), or a window "
     "that starts well before the incident"
 )
+
+
+class GroundsConfig(BaseModel):
+    """What an all-clear needs of the window itself (rules 4 and 5)."""
+
+    clear_tail_s: float = Field(
+        300.0,
+        gt=0,
+        description="A series with no finite reading in this last stretch of the window has "
+        "stopped: Prometheus's own staleness lookback (5 min) is how long a sample stands for "
+        "its series, so a target that still answers has a reading within it.",
+    )
+    clear_max_error_ratio: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="A user-facing error ratio at or past this (one request in 20 failing) breaks "
+        "any availability objective of 95% or more: never healthy, whatever the baselines hold.",
+    )
+    clear_max_shift: float = Field(
+        3.0,
+        gt=1,
+        description="A user-facing latency whose median over the last `clear_tail_s` is this "
+        "many times its median over the window's first `clear_tail_s` (or a third of it) moved "
+        "within the window: the 3× a tail latency takes to break a typical SLO's headroom.",
+    )
 
 
 def points_upto(frame: MetricFrame, at: float | None) -> int:
@@ -85,6 +122,67 @@ def references(windows: Mapping[str, MetricFrame], at: float | None = None) -> t
     return tuple(found)
 
 
+def _medians(row: np.ndarray) -> float:
+    ok = row[np.isfinite(row)]
+    return float(np.median(ok)) if ok.size else float("nan")
+
+
+def window_doubts(
+    frame: MetricFrame,
+    at: float | None,
+    user_facing: tuple[str, ...],
+    cfg: GroundsConfig | None = None,
+) -> tuple[str, ...]:
+    """Why the window itself cannot ground an all-clear (rules 4 and 5): empty when it can."""
+    cfg = cfg or GroundsConfig()
+    n = points_upto(frame, at)
+    tail = max(1, round(cfg.clear_tail_s / frame.step))
+    if n < 2 * tail + 1:
+        return ()
+    read = {name: s.values[:, :n] for name, s in frame.series.items()}
+    read = {k: v for k, v in read.items() if np.isfinite(v[:, : n - tail]).any()}
+    if not read:
+        return ()
+    faced = [k for k in user_facing if k in read] or list(read)
+    gone = [k for k in faced if not np.isfinite(read[k][:, n - tail :]).any()]
+    doubts: list[str] = []
+    if len(gone) == len(faced):
+        since = time.strftime("%H:%M UTC", time.gmtime(frame.times[n - tail]))
+        names = ", ".join(gone[:3]) + (" …" if len(gone) > 3 else "")
+        doubts.append(
+            f"no reading in the window's last {format_duration(cfg.clear_tail_s)} from {names} "
+            f"(every one that read before; since {since}): the targets stopped answering or the "
+            "data was cut, and a silent fleet reads as calm; capture again, or diagnose at the "
+            "last time with data (`--at`)"
+        )
+    known = all_signals()
+    for name in faced:
+        sig = known.get(name)
+        s = frame.get(name)
+        if sig is None or s is None or name in gone:
+            continue
+        for i, inst in enumerate(s.instances):
+            row = s.values[i, :n]
+            late, early = _medians(row[n - tail :]), _medians(row[:tail])
+            if sig.unit == "ratio" and sig.facet == "errors" and late >= cfg.clear_max_error_ratio:
+                doubts.append(
+                    f"{name} on {inst} at {format_value(late, 'ratio')} at the window's end: "
+                    "that many failing requests is no health, whatever the baselines hold"
+                )
+                break
+            if sig.unit == "s" and early > 0 and late > 0:
+                shift = late / early
+                if shift >= cfg.clear_max_shift or shift <= 1 / cfg.clear_max_shift:
+                    doubts.append(
+                        f"{name} on {inst} moved {format_ratio(shift)} within the window (its "
+                        "last minutes against its first) while its baselines show the same: "
+                        "they hold the incident itself (an outage older than them, or one "
+                        "that recurs at that hour); pull baselines from before it"
+                    )
+                    break
+    return tuple(doubts)
+
+
 def _no_baseline(span_s: float) -> str:
     return (
         "no baseline to compare with (the hour before, yesterday, last week): an incident under "
@@ -101,7 +199,12 @@ def _one_point() -> str:
 
 
 def why_not_clear(
-    points: int, refs: tuple[str, ...], span_s: float, decided: int, undecided: int
+    points: int,
+    refs: tuple[str, ...],
+    span_s: float,
+    decided: int,
+    undecided: int,
+    doubts: tuple[str, ...] = (),
 ) -> str:
     """Why an all-clear of the diagnosis cannot stand ("" when it can): the rules above, each
     that fails. `decided`/`undecided`: hypotheses confirmed or refuted / left inconclusive."""
@@ -115,11 +218,15 @@ def why_not_clear(
         )
     if not refs:
         why.append(_no_baseline(span_s))
+    why += doubts
     return "; ".join(why)
 
 
-def why_no_anomaly_is_not_clear(points: int, refs: tuple[str, ...], span_s: float) -> str:
-    """Why detection's "no anomaly" cannot stand for a verdict ("" when it can): rules 1 and 3."""
+def why_no_anomaly_is_not_clear(
+    points: int, refs: tuple[str, ...], span_s: float, doubts: tuple[str, ...] = ()
+) -> str:
+    """Why detection's "no anomaly" cannot stand for a verdict ("" when it can): rules 1, 3, 4
+    and 5."""
     if points < 2:
         return _one_point()
-    return "" if refs else _no_baseline(span_s)
+    return "; ".join(([] if refs else [_no_baseline(span_s)]) + list(doubts))

@@ -136,7 +136,11 @@ def detect(
             )
         cannot_judge(cov.reason)
     result = run_detect(inputs.windows, at=inputs.at)
-    unclear = "" if result.anomalies else no_anomaly_unclear(cov.points, cov.references, cov.span_s)
+    unclear = (
+        ""
+        if result.anomalies
+        else no_anomaly_unclear(cov.points, cov.references, cov.span_s, cov.doubts)
+    )
     if as_json:
         print_json(
             {
