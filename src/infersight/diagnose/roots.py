@@ -391,7 +391,9 @@ def _claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
 
 def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
     """A named root another named root explains by the rules (a pool that admits everything
-    explains the cards' OOMs) is that root's consequence: its site joins the other's."""
+    explains the cards' OOMs) is that root's consequence: its site joins the other's. Not into
+    a root that is only more work arriving: the walk follows work itself, and what it left
+    unexplained (a queue on replicas that got no more of it) the work did not cause."""
     for b in [r for r in res.roots if r.named]:
         named = [r for r in res.roots if r.named]
         if b not in named:
@@ -400,6 +402,7 @@ def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
             a
             for a in named
             if a is not b
+            and not all(c.is_work for c in a.site.ends)
             and b.id in chain_mod.reach(graph, a.id)
             and a.id not in chain_mod.reach(graph, b.id)
         ]
