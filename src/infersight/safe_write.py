@@ -88,8 +88,7 @@ def registered_temps() -> frozenset[Path]:
 # -- checks -----------------------------------------------------------------------------------
 
 
-def kind_of(mode: int) -> str:
-    """What a path that is no regular file is, in words (for one-line refusals)."""
+def _kind_of(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -132,7 +131,7 @@ def check_target(path: str | os.PathLike[str], kind: Kind = "file", overwrite: b
     if not allowed:
         what = "a folder" if kind == "dir" else "a regular file"
         raise OutputError(
-            f"{target}: is {kind_of(st.st_mode)}; an output is only written where nothing is, "
+            f"{target}: is {_kind_of(st.st_mode)}; an output is only written where nothing is, "
             f"or over {what}: choose another path"
         )
     if not overwrite:
@@ -158,7 +157,7 @@ def check_folder(path: str | os.PathLike[str], create: bool = False) -> Path:
         except OSError as e:
             raise OutputError(f"{folder}: cannot create the folder ({e.strerror or e})") from None
     elif not stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{folder}: is {kind_of(st.st_mode)}, not a folder; choose a folder")
+        raise OutputError(f"{folder}: is {_kind_of(st.st_mode)}, not a folder; choose a folder")
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".infersight-probe.", suffix=".tmp")
     except OSError as e:

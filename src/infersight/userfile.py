@@ -17,7 +17,6 @@ import os
 import stat
 
 from infersight.limits import LimitError, Limits, current
-from infersight.safe_write import kind_of
 
 _CHUNK = 1 << 20
 
@@ -25,6 +24,20 @@ _CHUNK = 1 << 20
 class UserFileError(ValueError):
     """A named file that cannot be read as one; `str()` is the line to print (the file, what is
     wrong, what to do)."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _label(path: str | os.PathLike[str], what: str) -> str:
@@ -40,7 +53,7 @@ def open_regular(path: str | os.PathLike[str], what: str = "") -> int:
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket (or a FIFO on some systems): say which
             try:
-                kind = kind_of(os.stat(path).st_mode)
+                kind = _kind(os.stat(path).st_mode)
             except OSError:
                 kind = "not a regular file"
             raise UserFileError(f"{label}: is {kind}, not a file; give a regular file") from None
@@ -51,7 +64,7 @@ def open_regular(path: str | os.PathLike[str], what: str = "") -> int:
         if stat.S_ISDIR(mode):
             raise UserFileError(f"{label}: is a folder; give a file")
         raise UserFileError(
-            f"{label}: is {kind_of(mode)}, not a regular file; infersight reads only regular "
+            f"{label}: is {_kind(mode)}, not a regular file; infersight reads only regular "
             "files (save the content to a file and give that)"
         )
     os.set_blocking(fd, True)
