@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from infersight.diagnose.context import Context
-from infersight.diagnose.path.changes import Change, find_changes
+from infersight.diagnose.path.change import Change
+from infersight.diagnose.path.changes import find_changes
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.path.reader import Reader, down_spells
 from infersight.diagnose.path.walk import Link, Walk, key, walk

@@ -9,7 +9,7 @@ import numpy as np
 
 from infersight.detect.absence import TARGET_UP
 from infersight.diagnose.context import Context
-from infersight.diagnose.path.changes import Change, by_node
+from infersight.diagnose.path.change import Change, by_node
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.path.dating import part_way
 from infersight.diagnose.path.world import World, node_id, peers

@@ -8,7 +8,7 @@ errors in bursts. The engine's occupancy and time are then the pool's consequenc
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "admitted more"

@@ -7,7 +7,7 @@ neither is itself where the walk ends: a crash, a kill, a host gone.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "it stopped"

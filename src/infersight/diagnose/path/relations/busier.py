@@ -8,7 +8,7 @@ working harder, not throttling.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "busier"

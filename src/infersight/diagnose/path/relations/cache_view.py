@@ -7,7 +7,7 @@ The server's change is the one to follow.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "the cache it reads"

@@ -10,7 +10,7 @@ looked through to the servers behind it.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.world import HOP
 from infersight.signals import all_signals

@@ -8,7 +8,7 @@ is the trigger: more users, a client retrying, a batch job.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.world import HOP
 

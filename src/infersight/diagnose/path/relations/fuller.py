@@ -7,7 +7,7 @@ work, requests held longer, a pool that admits more).
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "fuller batches"

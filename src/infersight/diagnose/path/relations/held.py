@@ -11,7 +11,7 @@ rose before any of ours was held longer or ran fuller is another's. Seed
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "held longer"

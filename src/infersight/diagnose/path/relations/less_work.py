@@ -8,7 +8,7 @@ work in flight was not starved of it: it stopped producing on its own (a hang).
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "less work"

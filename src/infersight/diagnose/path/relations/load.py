@@ -13,7 +13,7 @@ offered to it is read at those that send it work (the gateway's rate).
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.relations.demand import senders
 from infersight.diagnose.path.world import HOP

@@ -9,7 +9,7 @@ rate hides, read through the backend's time whatever its rate did.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.signals import all_signals
 

@@ -10,7 +10,7 @@ are one process's two faces: what the engine is given shows in the service's tim
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "its own change"

@@ -10,7 +10,7 @@ the traffic grows, they carry it alone.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "a peer's share"

@@ -6,7 +6,7 @@ queue (seed §3.3: requests wait for a worker, not for compute).
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 NAME = "waited"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from infersight.diagnose.path import relations as package
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 
 

@@ -10,7 +10,7 @@ from the users.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.signals import all_signals
 

@@ -9,7 +9,7 @@ finishes reads fewer when its engine completes fewer: stalled, or gone.
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.relations.callees import stalled
 

@@ -8,7 +8,7 @@ and, for an engine that ran out of GPU memory, its out-of-memory errors and cras
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.signals import all_signals
 

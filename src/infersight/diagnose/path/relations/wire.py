@@ -10,7 +10,7 @@ link: connecting to the upstream slowly (DNS, TLS, an exhausted connection pool)
 
 from __future__ import annotations
 
-from infersight.diagnose.path.changes import Change
+from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.relations.runs_on import follows_load
 from infersight.diagnose.path.world import HOP
