@@ -34,7 +34,8 @@ from infersight.diagnose.result import (
     UnexplainedChange,
     Verdict,
 )
-from infersight.diagnose.roots import Resolution, resolve
+from infersight.diagnose.root_site import Resolution
+from infersight.diagnose.roots import resolve
 from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries

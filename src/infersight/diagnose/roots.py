@@ -18,73 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose.kb import KnowledgeBase, Rule
 from infersight.diagnose.path import HOP, Change, Link, Walk, key
 from infersight.diagnose.path.walk import Key
 from infersight.diagnose.path.world import World, node_id
+from infersight.diagnose.placing import beside_triggers, claim, fold, under_load
 from infersight.diagnose.result import HypothesisResult
-
-#: the layer (seed §2.1) a part of the path belongs to
-LAYER_OF = {
-    "gateway": "access",
-    "hop": "service",
-    "service": "service",
-    "engine": "inference",
-    "gpu": "inference",
-    "cache": "dependency",
-    "retrieval": "dependency",
-    "host": "infrastructure",
-}
-#: relations by which an end sent more work downstream (its root is a trigger)
-MORE_WORK = frozenset({"more work", "demand", "misses", "a peer's share"})
-
-
-@dataclass(frozen=True)
-class Site:
-    """Ends on one part of the fleet: one node, or that part on replicas of one role."""
-
-    part: str
-    nodes: tuple[str, ...]
-    ends: tuple[Change, ...]
-
-    @property
-    def onset(self) -> float:
-        return min(c.onset for c in self.ends)
-
-    @property
-    def instances(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(c.instance for c in self.ends if c.node != HOP))
-
-
-@dataclass(frozen=True)
-class PathRoot:
-    """A root the walk found: the rule that names it (or `change@NODE`), where, and how it
-    reaches the symptom."""
-
-    id: str
-    site: Site
-    named: bool
-    bottleneck: str = ""  # the node where the work piled up, on the way to the symptom
-    trigger: bool = False  # it sent more work down the path (traffic, misses, a lost share)
-    via: tuple[str, ...] = ()  # nodes from the root to the symptom
-    #: a limit named beside the root that sent the work it could not take (`under_load`)
-    triggered_by: str = ""
-    #: the strongest user-facing change it explains (0: a forecast, or nothing felt)
-    reach: float = 0.0
-
-
-@dataclass
-class Resolution:
-    roots: list[PathRoot] = field(default_factory=list)
-    #: confirmed cause → the roots that explain it
-    explained: dict[str, list[str]] = field(default_factory=dict)
-    #: confirmed causes the walk did not reach, which stand on the rules' own verdict
-    outside: list[str] = field(default_factory=list)
-    #: (cause, root): the root's consequences on the walk reach the cause's parts
-    on_path: set[tuple[str, str]] = field(default_factory=set)
+from infersight.diagnose.root_site import MORE_WORK, PathRoot, Resolution, Site
 
 
 def sites_of(world: World, rule: Rule, h: HypothesisResult) -> set[str]:
@@ -278,8 +220,8 @@ def resolve(
             )
             continue
         res.roots.append(PathRoot(rid, site, name is not None, neck, trig, via))
-    _fold(res, graph)
-    _claim(res, sites)
+    fold(res, graph)
+    claim(res, sites)
     felt = {key(c): c.score for c in w.symptoms}
     for i, pr in enumerate(res.roots):
         keys = {k for e in pr.site.ends for k in w.explains(e)}
@@ -315,106 +257,9 @@ def resolve(
                 res.explained[rid] = [r for r, ks in known.items() if mine & ks]
                 continue
         res.outside.append(rid)
-    _under_load(res, causes, sites, graph)
-    _beside_triggers(w, res, causes, sites)
+    under_load(res, causes, sites, graph)
+    beside_triggers(w, res, causes, sites)
     return res
-
-
-def _beside_triggers(
-    w: Walk, res: Resolution, causes: Mapping[str, Rule], sites: Mapping[str, set[str]]
-) -> None:
-    """A limit named as a root of its own where a trigger's work also reached it (a batch cap
-    past the knee under the same burst) goes with that trigger, before it: the limit is the
-    fix."""
-    for i, lim in enumerate(res.roots):
-        rule = causes.get(lim.id)
-        if rule is None or not rule.under_load or lim.triggered_by:
-            continue
-        mine = sites.get(lim.id, set()) | set(lim.site.nodes)
-        for t in res.roots:
-            if t is lim or not t.trigger:
-                continue
-            reached = {k[0] for e in t.site.ends for k in w.explains(e)}
-            if reached & mine:
-                res.roots[i] = dataclasses.replace(lim, triggered_by=t.id)
-                break
-
-
-def _under_load(
-    res: Resolution,
-    causes: Mapping[str, Rule],
-    sites: Mapping[str, set[str]],
-    graph: Mapping[str, list[str]],
-) -> None:
-    """A limit (`under_load`) that the work of a root piled up against is named with it: the
-    root's consequences on the walk reach the limit's parts, and the limit turned the work into
-    the outage (an unbounded queue under a surge, a batch cap past the knee). Not where the
-    rules say the root explains it (a pool that admits everything makes the batches large: the
-    batch cap is not at fault)."""
-    for rid, by in list(res.explained.items()):
-        if not causes[rid].under_load:
-            continue
-        if any(rid in chain_mod.reach(graph, r) for r in by if r in causes):
-            continue
-        sent = [r for r in res.roots if r.id in by and (rid, r.id) in res.on_path]
-        # what sent the work first (a trigger), then what reaches most of what users felt
-        hit = min(sent, key=lambda r: (not r.trigger, -r.reach), default=None)
-        if hit is None:
-            continue
-        nodes = tuple(sorted(sites[rid]))
-        site = Site(hit.site.part, nodes, hit.site.ends)
-        res.roots.insert(
-            res.roots.index(hit),
-            PathRoot(
-                rid, site, True, nodes[0], False, hit.via, triggered_by=hit.id, reach=hit.reach
-            ),
-        )
-        del res.explained[rid]
-
-
-def _claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
-    """A site no rule names, wholly within the parts and instances a named root's rule speaks
-    of, is that root's: a cascade of OOMs names the cards' memory and the engines' batches on
-    those machines alike."""
-    for u in [r for r in res.roots if not r.named]:
-        owner = next(
-            (r for r in res.roots if r.named and set(u.site.nodes) <= sites.get(r.id, set())),
-            None,
-        )
-        if owner is None:
-            continue
-        i = res.roots.index(owner)
-        site = Site(owner.site.part, owner.site.nodes + u.site.nodes, owner.site.ends + u.site.ends)
-        res.roots[i] = dataclasses.replace(owner, site=site)
-        res.roots.remove(u)
-
-
-def _fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:
-    """A named root another named root explains by the rules (a pool that admits everything
-    explains the cards' OOMs) is that root's consequence: its site joins the other's. Not into
-    a root that is only more work arriving: the walk follows work itself, and what it left
-    unexplained (a queue on replicas that got no more of it) the work did not cause."""
-    for b in [r for r in res.roots if r.named]:
-        named = [r for r in res.roots if r.named]
-        if b not in named:
-            continue
-        by = [
-            a
-            for a in named
-            if a is not b
-            and not all(c.is_work for c in a.site.ends)
-            and b.id in chain_mod.reach(graph, a.id)
-            and a.id not in chain_mod.reach(graph, b.id)
-        ]
-        if not by:
-            continue
-        a = by[0]
-        i = next(k for k, r in enumerate(res.roots) if r.id == a.id)
-        cur = res.roots[i]
-        site = Site(cur.site.part, cur.site.nodes + b.site.nodes, cur.site.ends + b.site.ends)
-        res.roots[i] = PathRoot(cur.id, site, True, cur.bottleneck, cur.trigger, cur.via)
-        res.roots = [r for r in res.roots if r.id != b.id]
-        res.explained.setdefault(b.id, []).append(a.id)
 
 
 def _notable(site: Site, least: float, strong: float) -> bool:

@@ -16,7 +16,7 @@ from infersight.diagnose.kb import KnowledgeBase
 from infersight.diagnose.path import Change, Walk, key
 from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.result import Evidence, HypothesisResult
-from infersight.diagnose.roots import LAYER_OF, PathRoot
+from infersight.diagnose.root_site import LAYER_OF, PathRoot
 from infersight.signals import all_signals
 
 #: seed §5.2: the path read layer by layer, and §2.3's order

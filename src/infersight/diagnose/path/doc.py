@@ -16,7 +16,7 @@ from infersight.diagnose.path.config import PathConfig
 from infersight.diagnose.path.relations.registry import relations
 from infersight.diagnose.path.walk import _SOURCE_ORDER
 from infersight.diagnose.path.world import _PRIMARY, HOP, Node
-from infersight.diagnose.roots import MORE_WORK
+from infersight.diagnose.root_site import MORE_WORK
 from infersight.signals import EFFECTS, Facet, Part, all_signals
 
 #: what each facet measures of a part (signals.yaml's `facet`); a new facet fails the doc's test
