@@ -6,9 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from infersight.coverage import assess, unclear
+from infersight.diagnose import diagnose
 from infersight.diagnose.result import Diagnosis, HypothesisResult
 from infersight.frame import MetricFrame
-from infersight.grounds import GroundsConfig, why_no_anomaly_is_not_clear, window_doubts
+from infersight.grounds import (
+    GroundsConfig,
+    changed_within,
+    why_no_anomaly_is_not_clear,
+    window_doubts,
+)
 
 START, STEP, N = 1_750_000_000.0, 60.0, 60
 P99, ERR, GPU = "service.e2e_latency_p99", "service.error_ratio", "inference.gpu_util"
@@ -79,3 +85,33 @@ def test_the_doubts_bind_the_all_clear_of_diagnose_and_detect() -> None:
     )
     assert ERR in unclear(healthy, cov)
     assert ERR in why_no_anomaly_is_not_clear(cov.points, cov.references, cov.span_s, cov.doubts)
+
+
+def _stepped() -> MetricFrame:
+    rng = np.random.default_rng(1)
+    queue = 1.0 + 0.1 * rng.standard_normal((2, N))
+    queue[:, N // 2 :] += 40.0  # a queue that built up halfway through the window
+    return _frame().with_series("service.queue_length", ["n0", "n1"], queue)
+
+
+def test_a_change_within_the_window_contradicts_an_all_clear() -> None:
+    assert changed_within(_frame(), None, 8.0) == ""
+    doubt = changed_within(_stepped(), None, 8.0)
+    assert "service.queue_length" in doubt and "first minutes" in doubt
+
+
+def test_baselines_that_hold_the_incident_itself_give_no_all_clear() -> None:
+    # the baseline is the incident again, an hour earlier: against it nothing changed
+    inc = _stepped()
+    base = MetricFrame(START - 3600, STEP, N)
+    for name, s in inc.series.items():
+        base = base.with_series(name, list(s.instances), s.values.copy())
+    dx = diagnose({"incident": inc, "baseline-1h": base})
+    assert not dx.healthy and not dx.judged, dx.summary
+    assert "service.queue_length" in dx.summary
+    # the same window with a baseline from before it is judged
+    calm = MetricFrame(START - 3600, STEP, N)
+    for name, s in _frame().series.items():
+        calm = calm.with_series(name, list(s.instances), s.values.copy())
+    calm = calm.with_series("service.queue_length", ["n0", "n1"], np.ones((2, N)))
+    assert diagnose({"incident": inc, "baseline-1h": calm}).judged

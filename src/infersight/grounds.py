@@ -24,9 +24,10 @@ that makes that claim honest:
    before it ended says nothing of those minutes: a fleet that stopped answering reads as calm.
 5. Nothing the users feel is already wrong on its own terms, whatever the baselines say: a share
    of failing requests past `GroundsConfig.clear_max_error_ratio`, or a user-facing latency that
-   moved `clear_max_shift`× within the window against its own first minutes. Baselines that
-   hold the same (an outage older than them, one that recurs at the same hour) compare it with
-   itself.
+   moved `clear_max_shift`× within the window against its own first minutes; nor anything
+   detection finds as strong as `DiagnoseConfig.unhealthy_shift` in the window against its own
+   first minutes (`changed_within`, asked of the engine's all-clears). Baselines that hold the
+   same (an outage older than them, one that recurs at the same hour) compare it with itself.
 
 Where a rule fails the answer is "cannot judge" (`judged: false`, `healthy: false`, exit 3), its
 summary naming each rule that failed and what to do. A diagnosis that names a cause or a change is
@@ -181,6 +182,25 @@ def window_doubts(
                     )
                     break
     return tuple(doubts)
+
+
+def changed_within(frame: MetricFrame, at: float | None, least: float) -> str:
+    """Why an all-clear made against baselines is contradicted by the window itself ("" when it
+    is not): detection run on the window alone, against its own first minutes, finds a change
+    of `least` or more. Baselines that hold the same incident (an outage older than them, one
+    that recurs at that hour) compare it with itself; the window's own start does not."""
+    from infersight.detect import detect
+
+    found = [a for a in detect({INCIDENT: frame}, at=at).anomalies if a.score >= least]
+    if not found:
+        return ""
+    top = max(found, key=lambda a: a.score)
+    return (
+        f"{top.signal} on {top.instance} changed within the window against its own first "
+        f"minutes ({len(found)} change{'s' if len(found) > 1 else ''} as strong), while its "
+        "baselines show the same: they may hold the incident itself; pull baselines from before "
+        "it (`--baselines`), or a window that starts before it"
+    )
 
 
 def _no_baseline(span_s: float) -> str:

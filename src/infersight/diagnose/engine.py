@@ -39,6 +39,7 @@ from infersight.diagnose.roots import resolve
 from infersight.diagnose.settings import with_setting
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
+from infersight.grounds import changed_within
 from infersight.readings import readable
 
 INCIDENT = "incident"
@@ -305,7 +306,11 @@ def diagnose(
     # never "nothing is wrong" (imported here: coverage reads the Diagnosis contract)
     from infersight.coverage import apply, assess
 
-    return apply(dx, assess(windows, None, at))
+    cov = assess(windows, None, at)
+    if healthy:  # an all-clear holds against the window's own start too (grounds.py rule 5)
+        doubt = changed_within(windows[INCIDENT], at, cfg.unhealthy_shift)
+        cov = dataclasses.replace(cov, doubts=(*cov.doubts, doubt) if doubt else cov.doubts)
+    return apply(dx, cov)
 
 
 def _unchecked(
