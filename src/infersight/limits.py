@@ -102,6 +102,15 @@ class Limits(BaseModel):
         "(docs/benchmarks.md, simulator memory). 10 M is about 11 GiB.",
     )
 
+    ahead_s: int = Field(
+        86_400,
+        gt=0,
+        description="Seconds a bundle's window may end after the bundle was made. Clocks skew "
+        "by seconds and a local time written as UTC by at most 14 hours; a window later than a "
+        "day past its own capture holds timestamps in the wrong unit or a clock set to the "
+        "wrong year, and every reading in it is misdated.",
+    )
+
     def replace(self, **changes: int) -> Limits:
         return self.model_copy(update=changes)
 

@@ -152,3 +152,15 @@ def test_an_uncountable_declared_grid_is_one_line(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(BundleError, match="countable number of points"):
         read_bundle(folder)
+
+
+def test_a_window_dated_after_its_own_capture_is_refused(tmp_path: Path) -> None:
+    # timestamps in the wrong unit or a clock in the wrong year: every reading is misdated
+    folder = _bundle(tmp_path)
+    path = folder / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["created_at"] = "2001-01-01T00:00:00Z"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BundleError, match=r"ends at .* after the bundle was made .*ahead_s"):
+        read_bundle(folder)
+    assert read_bundle(folder, Limits(ahead_s=10**10)).frame.n == 40

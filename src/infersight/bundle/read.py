@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from infersight.bundle.container import read_members
@@ -92,6 +93,21 @@ def _check_grid(where: str, manifest: Manifest, limits: Limits) -> None:
             )
 
 
+def _check_dates(where: str, manifest: Manifest, limits: Limits) -> None:
+    """Refuse a window that ends long after the bundle was made: its readings are misdated."""
+    made = manifest.created_at
+    for name, spec in manifest.windows.items():
+        if spec.end > made.timestamp() + limits.ahead_s:
+            end = datetime.fromtimestamp(spec.end, UTC)
+            raise fail(
+                where,
+                f"window {name} ends at {end:%Y-%m-%d %H:%M} UTC, after the bundle was made "
+                f"({made:%Y-%m-%d %H:%M} UTC): its timestamps are misdated (a wrong unit or a "
+                f"clock in the wrong year); {limits.hint('ahead_s')}",
+                MANIFEST,
+            )
+
+
 def read_bundle(path: str | os.PathLike[str], limits: Limits | None = None) -> Bundle:
     """Read the bundle at `path` (.tar.gz/.tgz file or directory) and verify all of it.
 
@@ -114,6 +130,7 @@ def read_bundle(path: str | os.PathLike[str], limits: Limits | None = None) -> B
         raise fail(where, str(e), MANIFEST) from None
     _verify_members(where, manifest, members)
     _check_grid(where, manifest, limits)
+    _check_dates(where, manifest, limits)
     windows: dict[str, MetricFrame] = {}
     for name, spec in manifest.windows.items():
         try:
