@@ -152,6 +152,9 @@ def gather(
     if bundle is not None and rate_window != "5m":
         fail("--rate-window applies to a --prometheus pull; a bundle's rates are already in it",
              EXIT_USAGE)  # fmt: skip
+    if bundle is not None and mappings:
+        fail("--mappings applies to a --prometheus pull; a bundle's series are already mapped",
+             EXIT_USAGE)  # fmt: skip
     if bundle is not None:
         from infersight.bundle import BundleError, read_bundle
         from infersight.limits import LimitError, current
