@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -152,7 +153,8 @@ def capture(
         fail(f"--step {step} is not shorter than --window {since}", EXIT_USAGE)
     for path in log or []:
         if not path.is_file():
-            fail(f"--log {path}: no such file", EXIT_USAGE)
+            what = "not a regular file" if os.path.lexists(path) else "no such file"
+            fail(f"--log {path}: {what}", EXIT_USAGE)
     try:
         check_target(out, overwrite)
     except BundleError as exc:
