@@ -86,8 +86,9 @@ class Reader:
 
     def carried_before(self, work: Change, effect: Change) -> bool:
         """The work at the effect's onset was carried before without it: a rise well before
-        the effect (longer than dating can blur) that had reached this level already while
-        nothing was wrong explains nothing that came later (the same load, now slower)."""
+        the effect (longer than dating can blur) that had reached this level already (or one
+        `more_work` short of it) while nothing was wrong explains nothing that came later (the
+        same load, now slower)."""
         if self.frame is None or effect.onset - work.onset <= self.config.onset_slack_s:
             return False
         s = self.frame.get(work.signal)
@@ -101,7 +102,8 @@ class Reader:
         early, late = early[np.isfinite(early)], late[np.isfinite(late)]
         if early.size < 3 or not late.size or self._showed(effect, span):
             return False
-        return float(np.median(late)) <= float(np.max(early))
+        # what is not more work than that (`more_work`) is the same load, now slower
+        return float(np.median(late)) <= float(np.max(early)) * self.config.more_work
 
     def _showed(self, c: Change, span: np.ndarray) -> bool:
         """Whether the change already showed within `span` (a quarter of the way or more):
