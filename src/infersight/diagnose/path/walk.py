@@ -47,9 +47,23 @@ class Walk:
     visited: dict[Key, Change] = field(default_factory=dict)
     #: effect → the links to what can have made it
     links: dict[Key, list[Link]] = field(default_factory=dict)
+    #: cause → the links from it (the links read backwards), built once per extension
+    _back: dict[Key, list[Link]] | None = field(default=None, init=False, repr=False)
+    _effects: dict[Key, frozenset[Key]] = field(default_factory=dict, init=False, repr=False)
+
+    def _from(self) -> dict[Key, list[Link]]:
+        if self._back is None:
+            back: dict[Key, list[Link]] = {}
+            for links in self.links.values():
+                for link in links:
+                    back.setdefault(key(link.cause), []).append(link)
+            self._back = back
+        return self._back
 
     def extend(self, starts: Iterable[Change]) -> None:
         """Walk on from these changes (already visited ones are not read again)."""
+        self._back = None
+        self._effects.clear()
         todo = deque(starts)
         while todo:
             c = todo.popleft()
@@ -98,19 +112,21 @@ class Walk:
 
     def explains(self, cause: Change) -> set[Key]:
         """Every visited change `cause` leads to (its effects, theirs, …)."""
-        back: dict[Key, list[Key]] = {}
-        for k, links in self.links.items():
-            for link in links:
-                back.setdefault(key(link.cause), []).append(k)
-        seen: set[Key] = set()
-        todo = [key(cause)]
-        while todo:
-            k = todo.pop()
-            for e in back.get(k, []):
-                if e not in seen:
-                    seen.add(e)
-                    todo.append(e)
-        return seen
+        start = key(cause)
+        done = self._effects.get(start)
+        if done is None:
+            back = self._from()
+            seen: set[Key] = set()
+            todo = [start]
+            while todo:
+                k = todo.pop()
+                for link in back.get(k, []):
+                    e = key(link.effect)
+                    if e not in seen:
+                        seen.add(e)
+                        todo.append(e)
+            done = self._effects[start] = frozenset(seen)
+        return set(done)
 
     def path(
         self, end: Change, to: Iterable[Change], first: frozenset[str] | None = None
@@ -118,10 +134,7 @@ class Walk:
         """The shortest chain of links from `end` up to one of `to` (empty when none); with
         `first`, one whose first link is of these relations."""
         targets = {key(c) for c in to}
-        back: dict[Key, list[Link]] = {}
-        for links in self.links.values():
-            for link in links:
-                back.setdefault(key(link.cause), []).append(link)
+        back = self._from()
         prev: dict[Key, Link] = {}
         todo = deque([key(end)])
         seen = {key(end)}
