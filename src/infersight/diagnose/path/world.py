@@ -78,6 +78,9 @@ class World:
     facets: dict[str, set[str]] = field(default_factory=dict)
     #: node → the signals it has readable series of
     signals: dict[str, set[str]] = field(default_factory=dict)
+    #: every edge added, for `add_edge` to keep each once without scanning its list
+    _edges: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _back: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
 
     def has(self, node: str, facet: str) -> bool:
         return facet in self.facets.get(node, set())
@@ -96,15 +99,28 @@ class World:
         have = self.parts.get(instance, set())
         return next((p for p in _PRIMARY if p in have), "host")
 
+    def _into(self, kind: str) -> dict[str, list[str]]:
+        """Edges of `kind` read backwards (target → sources, in the order they were added),
+        built once after the last edge was added: a fleet of a thousand asks per node."""
+        back = self._back.get(kind)
+        if back is None:
+            table = {"calls": self.calls, "misses": self.misses, "runs_on": self.runs_on}[kind]
+            back = {}
+            for a, bs in table.items():
+                for b in bs:
+                    back.setdefault(b, []).append(a)
+            self._back[kind] = back
+        return back
+
     def callers(self, node: str) -> list[str]:
-        return [a for a, bs in self.calls.items() if node in bs]
+        return list(self._into("calls").get(node, []))
 
     def senders_of_misses(self, node: str) -> list[str]:
-        return [a for a, bs in self.misses.items() if node in bs]
+        return list(self._into("misses").get(node, []))
 
     def users_of(self, resource: str) -> list[str]:
         """The nodes that run on a GPU or host."""
-        return [a for a, bs in self.runs_on.items() if resource in bs]
+        return list(self._into("runs_on").get(resource, []))
 
     def of_part(self, part: str) -> list[str]:
         return [n.id for n in self.nodes.values() if n.part == part]
@@ -112,7 +128,9 @@ class World:
     def add_edge(self, kind: str, a: str, b: str) -> None:
         table = {"calls": self.calls, "misses": self.misses, "runs_on": self.runs_on}[kind]
         got = table.setdefault(a, [])
-        if b not in got and b != a:
+        if b != a and (kind, a, b) not in self._edges:
+            self._edges.add((kind, a, b))
+            self._back.pop(kind, None)
             got.append(b)
 
 
@@ -162,7 +180,18 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
     on_cards = [i for i in having("service") if {"engine", "gpu"} <= w.parts[i]]
     engines = on_cards or [i for i in having("service") if "engine" in w.parts[i]]
     front = [i for i in having("service") if i not in engines]
-    deps = [node_id(p, i) for p in _DEPENDENCIES for i in having(p)]
+    # a dependency scraped on its own is a server every caller reaches; one on a replica's
+    # own instance is that replica's view of it (its cache's hits), reached by it alone
+    deps = [
+        node_id(p, i)
+        for p in _DEPENDENCIES
+        for i in having(p)
+        if not w.parts[i] & {"service", "engine"}
+    ]
+
+    def own(i: str) -> list[str]:
+        return [node_id(p, i) for p in _DEPENDENCIES if p in w.parts[i]]
+
     replicas = [node_id("service", i) for i in engines]
     if front:
         entry = [node_id("service", i) for i in front]
@@ -175,14 +204,14 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
         for e in entry or replicas:
             w.add_edge("calls", node_id("gateway", g), e)
     for e in entry:
-        for b in replicas + deps:
+        for b in replicas + deps + (own(w.nodes[e].instance) if e != HOP else []):
             w.add_edge("calls", e, b)
     for i in front:
         if "engine" in w.parts[i]:  # its own batcher
             w.add_edge("calls", node_id("service", i), node_id("engine", i))
     for i in engines:
         if not front:
-            for d in deps:
+            for d in deps + own(i):
                 w.add_edge("calls", node_id("service", i), d)
         w.add_edge("calls", node_id("service", i), node_id("engine", i))
     # a replica that counts its own lookups (its cache's hits, its searches' time) reads the
