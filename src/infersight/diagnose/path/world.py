@@ -201,7 +201,9 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
     else:
         entry = []
     for g in having("gateway"):
-        for e in entry or replicas:
+        # a proxy on a serving instance is its sidecar: it forwards to that instance alone
+        side = node_id("service", g) if "service" in w.parts[g] else None
+        for e in [side] if side else entry or replicas:
             w.add_edge("calls", node_id("gateway", g), e)
     for e in entry:
         for b in replicas + deps + (own(w.nodes[e].instance) if e != HOP else []):
