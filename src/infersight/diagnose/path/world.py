@@ -224,8 +224,12 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
             if i not in servers:
                 for srv in servers:
                     w.add_edge("calls", node_id(part, i), node_id(part, srv))
+    # a miss goes to retrieval: a replica's own cache view to its own retrieval view, a cache
+    # server to the retrieval servers (to every retrieval view where no server is scraped)
+    search = [r for r in having("retrieval") if not w.parts[r] & {"service", "engine"}]
     for c in having("cache"):
-        for r in having("retrieval"):
+        mine = w.parts[c] & {"service", "engine"} and "retrieval" in w.parts[c]
+        for r in [c] if mine else search or having("retrieval"):
             w.add_edge("misses", node_id("cache", c), node_id("retrieval", r))
     for inst, ps in w.parts.items():
         for p in ps - {"host", "gpu"}:
