@@ -23,7 +23,7 @@ from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
-from infersight.diagnose.path import PathConfig, Walk, trace
+from infersight.diagnose.path import Change, PathConfig, Walk, trace
 from infersight.diagnose.rank import Candidate, confidence, order
 from infersight.diagnose.result import (
     Diagnosis,
@@ -169,6 +169,7 @@ def _roots(
     for pr in res.roots:
         if not pr.named:
             conf = confidence([c.score for c in pr.site.ends], (), len(pr.site.ends), cfg)
+            conf = round(conf * walked.certainty, 3)
             results[pr.id] = unnamed.hypothesis(walked, pr, kb, results, path, conf)
             graph.setdefault(pr.id, [])
     for rid, by in res.explained.items():
@@ -271,6 +272,14 @@ def diagnose(
     results = {t.rule.id: with_setting(ctx, _result(t, graph, back, cfg)) for t in tried}
     walked = trace(ctx, path)
     res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
+    if not res.roots and not res.outside:  # nothing found at all: never "nothing"
+        starts = _felt(ctx, walked, results, confirmed) or _unsettled(
+            ctx, walked, det, results, confirmed
+        )
+        if starts:
+            walked.symptoms.extend(starts)
+            walked.extend(starts)
+            res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
     roots = _roots(ctx, walked, res, kb, results, confirmed, graph, cfg, path)
     for rc in roots:
         results[rc.hypothesis] = dataclasses.replace(results[rc.hypothesis], is_root=True)
@@ -311,6 +320,58 @@ def diagnose(
         doubt = changed_within(windows[INCIDENT], at, cfg.unhealthy_shift)
         cov = dataclasses.replace(cov, doubts=(*cov.doubts, doubt) if doubt else cov.doubts)
     return apply(dx, cov)
+
+
+def _felt(
+    ctx: Context,
+    walked: Walk,
+    results: Mapping[str, HypothesisResult],
+    confirmed: Mapping[str, Rule],
+) -> list[Change]:
+    """A symptom rule holds on changes too faint to date an incident: the users felt it, and
+    where it came from is walked as any symptom is (seed §2.3), less surely by as much as the
+    changes fall short (`Walk.certainty`)."""
+    want = {
+        (e.signal, e.instance)
+        for rid, rule in confirmed.items()
+        if rule.kind == "symptom"
+        for e in results[rid].evidence
+        if e.supports
+    }
+    out = [
+        c
+        for c in walked.reader.changes
+        if (c.signal, c.instance) in want and c.bad and c.direction == "up" and not c.weak
+    ]
+    if out:
+        least = ctx.config.symptom_min_score
+        walked.certainty = min(1.0, max(c.score for c in out) / least) if least > 0 else 1.0
+    return out
+
+
+def _unsettled(
+    ctx: Context,
+    walked: Walk,
+    det: DetectionResult,
+    results: Mapping[str, HypothesisResult],
+    confirmed: Mapping[str, Rule],
+) -> list[Change]:
+    """Where nothing was found to start from, the changes that make the window no healthy
+    one (`DiagnoseConfig.unhealthy_shift`): a climb nobody felt yet is still walked to where
+    it began, so a window that is not healthy always names a place, never nothing. A slow
+    climb alone is not one of them: it is no incident until it nears a limit, which is the
+    forecasts' to judge (a fleet's memory 3% up over the day is a steep shift on a flat line)."""
+    explained = {(e.signal, e.instance) for rid in confirmed for e in results[rid].evidence}
+    strong = {
+        (u.signal, u.instance)
+        for u in unexplained(ctx, det.anomalies, explained)
+        if u.score >= ctx.config.unhealthy_shift
+    }
+    return [
+        c
+        for c in walked.reader.changes
+        if (c.signal, c.instance) in strong and c.bad and not c.weak and c.kind != "trend"
+    ]
 
 
 def _unchecked(

@@ -95,3 +95,32 @@ def test_bench_writes_its_section_with_the_command(tmp_path: Path) -> None:
     assert "<!-- bench:leave_one_out -->" in text and "kept" in text
     assert "| gpu_thermal_throttling |" in text and "(bar ≥ 90%:" in text
     assert "1 sim" in text and "lab" in text and "case" in text
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    ("scenario", "part"),
+    [
+        # latency_high holds on a P99 too faint to date an incident: the users felt it
+        ("gpu_thermal_throttling", "gpu"),
+        # nobody felt anything yet; a card's memory far past its peers' and a restart make
+        # the window no healthy one
+        ("vram_leak", "gpu"),
+    ],
+)
+def test_with_its_rule_out_an_unhealthy_window_still_names_where_it_began(
+    scenario: str, part: str
+) -> None:
+    from infersight.diagnose import diagnose
+    from infersight.diagnose.kb import load_kb
+    from infersight.lab.evaluate.scenario_windows import alert_time, windows_at
+    from infersight.lab.sim import simulate
+
+    res = simulate(scenario, hours=26, instances=6, seed=0, step=60.0)
+    at = alert_time(res)
+    dx = diagnose(windows_at(res, "vllm", at), at=at, kb=loo.without(load_kb(), scenario))
+    assert not dx.healthy
+    assert dx.root_causes, dx.summary
+    (inst,) = res.truth.instances
+    first = dx.root_causes[0]
+    assert first.unnamed and first.node == f"{part}:{inst}", (first.hypothesis, first.node)

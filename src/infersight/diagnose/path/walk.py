@@ -44,6 +44,9 @@ class Link:
 class Walk:
     reader: Reader
     symptoms: list[Change]
+    #: how surely the starts are an incident: below 1 where the walk set out from symptoms
+    #: fainter than one that dates an incident (their score over that floor)
+    certainty: float = 1.0
     visited: dict[Key, Change] = field(default_factory=dict)
     #: effect → the links to what can have made it
     links: dict[Key, list[Link]] = field(default_factory=dict)
