@@ -233,3 +233,25 @@ def test_a_symptom_too_faint_to_date_an_incident_is_still_walked_to_where_it_beg
             assert dx.root_causes, (p99, seed, dx.summary)
             assert dx.root_causes[0].node == "gpu:node-2", (p99, seed, dx.root_causes[0])
     assert held >= 3
+
+
+def test_a_cause_ruled_out_on_one_replica_is_read_on_the_one_in_question() -> None:
+    # the last of four replicas (by name) runs hot and slow: what rules a cause out on one
+    # replica must be that replica's readings, not the first name's
+    suspect = NODES[-1]
+    change = {
+        "infra.gpu_sm_clock_mhz": {suspect: _ramp(1980, 1614, 1)},
+        "infra.gpu_temp_c": {suspect: _ramp(69, 82, 40)},
+        "service.e2e_latency_p99": {suspect: 0.7},
+        "infra.gpu_power_w": {suspect: 380},
+        **_gateway(0.6),
+    }
+    dx = diagnose(windows(change, drop=("inference.forward_time_avg",), seed=0))
+    read_on = {
+        h.id: nodes
+        for h in dx.hypotheses
+        if h.verdict == "refuted"
+        and len(nodes := {e.instance for e in h.evidence} & set(NODES)) == 1
+    }
+    assert len(read_on) >= 5, read_on
+    assert all(nodes == {suspect} for nodes in read_on.values()), read_on

@@ -65,12 +65,17 @@ class Outcome:
 
 
 def _candidates(ctx: Context, c: Condition, anchor: frozenset[str] | None) -> tuple[str, ...]:
+    """The instances a condition reads, the most suspect first (`Context.suspicion`): what is
+    shown for or against it is read on the instance in question."""
     carrying = ctx.instances_of(c.signal)
     if anchor is None or c.where == "any":
-        return carrying
-    if c.where == "same":
-        return tuple(i for i in carrying if i in anchor)
-    return tuple(i for i in carrying if i not in anchor)
+        out = carrying
+    elif c.where == "same":
+        out = tuple(i for i in carrying if i in anchor)
+    else:
+        out = tuple(i for i in carrying if i not in anchor)
+    worst = ctx.suspicion()
+    return tuple(sorted(out, key=lambda i: -worst.get(i, 0.0)))
 
 
 def _together(

@@ -105,6 +105,21 @@ class Context:
         assert isinstance(out, dict)
         return out
 
+    def suspicion(self) -> dict[str, float]:
+        """Per instance, the strongest anomaly detection found on it (built once): the
+        instance a reading is taken from first, so that a cause is ruled out on the one in
+        question, never on whichever a label sorted first."""
+        key = ("suspicion",)
+        if key not in self.memo:
+            worst: dict[str, float] = {}
+            for (_, inst), found in self.by_key.items():
+                top = max((a.score for a in found if not a.weak), default=0.0)
+                worst[inst] = max(worst.get(inst, 0.0), top)
+            self.memo[key] = worst
+        out = self.memo[key]
+        assert isinstance(out, dict)
+        return out
+
     def role(self, instance: str) -> str:
         """The instance's peer group, as detection forms it for fleet outliers (instances
         exposing the same set of service and inference signals): an embedding batcher in the
