@@ -338,14 +338,21 @@ def _felt(
         for e in results[rid].evidence
         if e.supports
     }
+    # read against the window's own first minutes alone, a change must be as strong as one
+    # nobody felt (a lab warming up wobbles that much), as in `path.walk.symptoms`
+    floor = {False: ctx.config.symptom_min_score, True: walked.reader.config.unfelt_min_score}
     out = [
         c
         for c in walked.reader.changes
-        if (c.signal, c.instance) in want and c.bad and c.direction == "up" and not c.weak
+        if (c.signal, c.instance) in want
+        and c.bad
+        and c.direction == "up"
+        and (not c.weak or c.score >= floor[True])
     ]
     if out:
-        least = ctx.config.symptom_min_score
-        walked.certainty = min(1.0, max(c.score for c in out) / least) if least > 0 else 1.0
+        walked.certainty = max(
+            min(1.0, c.score / floor[c.weak]) if floor[c.weak] > 0 else 1.0 for c in out
+        )
     return out
 
 

@@ -203,23 +203,8 @@ def resolve(
     ends = w.ends(w.symptoms) + [
         e for e in w.ends(ahead) if key(e) not in {key(x) for x in w.ends(w.symptoms)}
     ]
-    if not ends:
-        res.outside = list(causes)
-        return res
     for site in group_sites(w, ends):
-        name = _label(w, site, sites, results, graph, causes)
-        if name is None and not _notable(site, unnamed_min_score, w.reader.config.unfelt_min_score):
-            continue
-        neck, trig, via = _route(w, site, sites.get(name or "", set()))
-        rid = name or unnamed_id(site)
-        old = next((r for r in res.roots if r.id == rid), None)
-        if old is not None:  # one rule names two sites (a vector DB and its host)
-            merged = Site(old.site.part, old.site.nodes + site.nodes, old.site.ends + site.ends)
-            res.roots[res.roots.index(old)] = PathRoot(
-                rid, merged, old.named, old.bottleneck, old.trigger, old.via
-            )
-            continue
-        res.roots.append(PathRoot(rid, site, name is not None, neck, trig, via))
+        _add_root(w, res, site, sites, results, graph, causes, unnamed_min_score)
     fold(res, graph)
     claim(res, sites)
     felt = {key(c): c.score for c in w.symptoms}
@@ -234,6 +219,7 @@ def resolve(
     named = {r.id for r in res.roots if r.named}
     reached = {r.id: {k for e in r.site.ends for k in w.explains(e)} for r in res.roots}
     walked = {k[0] for k in w.visited}
+    upstream: dict[str, list[Change]] = {}
     for rid in causes:
         if rid in named:
             continue
@@ -251,15 +237,61 @@ def resolve(
         extra = _rule_changes(w, results[rid])
         if extra:
             w.extend(extra)
-            mine = {site_key(w, c) for c in w.ends(extra)}
+            found = w.ends(extra)
+            mine = {site_key(w, c) for c in found}
             known = {r.id: {site_key(w, c) for c in r.site.ends} for r in res.roots}
             if mine and mine <= set().union(*known.values()):
                 res.explained[rid] = [r for r, ks in known.items() if mine & ks]
                 continue
+            if found and not any(c.node in nodes for c in found):
+                upstream[rid] = found
+                continue
         res.outside.append(rid)
+    # a cause nothing the users felt led to, whose own changes are all explained off its site
+    # (a restart and a reload after the card's Xid errors): its premises are consequences, and
+    # where they began is the root, named or not
+    for rid, found in upstream.items():
+        for site in group_sites(w, found):
+            got = _add_root(w, res, site, sites, results, graph, causes, unnamed_min_score)
+            if got is not None and got != rid:
+                res.explained.setdefault(rid, []).append(got)
+        if rid not in res.explained:
+            res.outside.append(rid)
+    named = {r.id for r in res.roots if r.named}
+    res.outside = [r for r in res.outside if r not in named]
     under_load(res, causes, sites, graph)
     beside_triggers(w, res, causes, sites)
     return res
+
+
+def _add_root(
+    w: Walk,
+    res: Resolution,
+    site: Site,
+    sites: Mapping[str, set[str]],
+    results: Mapping[str, HypothesisResult],
+    graph: Mapping[str, list[str]],
+    causes: Mapping[str, Rule],
+    unnamed_min_score: float,
+) -> str | None:
+    """The site as a root of the resolution, named by the cause that sits there or as a
+    change no rule names; None where it is too faint to be one."""
+    name = _label(w, site, sites, results, graph, causes)
+    if name is None and not _notable(site, unnamed_min_score, w.reader.config.unfelt_min_score):
+        return None
+    neck, trig, via = _route(w, site, sites.get(name or "", set()))
+    rid = name or unnamed_id(site)
+    old = next((r for r in res.roots if r.id == rid), None)
+    if old is not None:  # one rule names two sites (a vector DB and its host)
+        if set(site.nodes) <= set(old.site.nodes):
+            return rid
+        merged = Site(old.site.part, old.site.nodes + site.nodes, old.site.ends + site.ends)
+        res.roots[res.roots.index(old)] = PathRoot(
+            rid, merged, old.named, old.bottleneck, old.trigger, old.via
+        )
+        return rid
+    res.roots.append(PathRoot(rid, site, name is not None, neck, trig, via))
+    return rid
 
 
 def _notable(site: Site, least: float, strong: float) -> bool:

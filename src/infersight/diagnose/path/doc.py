@@ -205,8 +205,10 @@ A confirmed cause that is no root is a consequence, generically: a root explains
 the rules' `explains`, or the walk passed through its parts (the vector DB slowed because \
 the cache in front of it missed more). A named root another named root explains by the rules \
 joins it; a site no rule names that lies within a named root's parts and instances is that \
-root's. A confirmed cause the walk never reached and that leads to no end of its own (a leak \
-nobody felt yet) stands on the rules' own verdict, after the walk's roots.
+root's. A confirmed cause the walk never reached is walked from its own changes: where they \
+all end off its parts (a restart and a reload after the card's Xid errors), its premises are \
+consequences and those ends are the root, named or not; one that leads to no end of its own \
+(a leak nobody felt yet) stands on the rules' own verdict, after the walk's roots.
 
 **Limits.** A rule marked `under_load` is a limit that only shows under more work (an \
 unbounded queue, a batch cap past the knee, a pool that admits everything, a card without \

@@ -75,8 +75,10 @@ class Reader:
             cause.instance == effect.instance
             or cause.node in self.world.runs_on.get(effect.node, ())
         )
+        # what began at the very moment it went down can be what took it down (a card's Xid
+        # dated on the scrape that found the engine gone)
         return not mine or not any(
-            cause.onset >= start and effect.onset <= end
+            cause.onset > start and effect.onset <= end
             for start, end in self.downs.get(effect.instance, ())
         )
 
