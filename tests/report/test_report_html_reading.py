@@ -152,6 +152,38 @@ def test_missing_readings_are_gaps_and_said_never_a_flat_line() -> None:
     assert symptom.one("text", "panel-note").text() == "gaps: no readings"
 
 
+def test_a_root_reading_missing_from_the_frames_keeps_its_panel_and_says_so() -> None:
+    d = incident()
+    mem = "infra.mem_available_ratio"  # what dates root #1
+    # missing today, there yesterday: yesterday is drawn, today is said to be missing
+    w = windows(d)
+    w["incident"] = _drop(w["incident"], mem)
+    panel = next(g for g in _timeline(render_html(d, w)).all("g", "panel")
+                 if g.attrs["data-signal"] == mem)  # fmt: skip
+    assert not panel.all("path", "observed") and panel.one("path", "yesterday")
+    assert panel.one("text", "panel-note").text() == "no readings in the window"
+    # missing everywhere: an empty area under the note, no line at all
+    w = {k: _drop(f, mem) for k, f in windows(d).items()}
+    panel = next(g for g in _timeline(render_html(d, w)).all("g", "panel")
+                 if g.attrs["data-signal"] == mem)  # fmt: skip
+    assert not panel.all("path") and panel.one("rect", "area")
+    assert panel.one("text", "panel-note").text() == (
+        "no readings in the window · yesterday: no readings"
+    )
+
+
+def test_a_finding_without_readings_says_so_where_its_plot_would_be() -> None:
+    d = incident()
+    w = {k: _drop(f, "inference.gpu_util") for k, f in windows(d).items()}
+    tree = parse(render_html(d, w))
+    (fig,) = tree.all("figure", "no-data")
+    assert fig.one("figcaption").text().startswith("inference.gpu_util @ ")
+    assert fig.one("p", "missing").text() == (
+        "No readings of this series in the window: nothing to plot."
+    )
+    assert not fig.all("svg")
+
+
 # -- unexplained changes --------------------------------------------------------------------
 RSS = "service.process_rss"
 

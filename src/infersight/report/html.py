@@ -111,9 +111,13 @@ def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> 
 
 def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -> str:
     ps = plot_series(windows, t.signal, t.instance, t.peers)
-    if ps is None:
-        return ""
     where = f"{t.signal} @ {t.instance}" if t.instance else t.signal
+    if ps is None:  # said, not drawn: no line stands in for readings that are not there
+        return (
+            f"<figure class='no-data'><figcaption>{_e(where)} <small>{_e(t.statement)}</small>"
+            "</figcaption><p class='missing'>No readings of this series in the window: "
+            "nothing to plot.</p></figure>"
+        )
     if ps.peers:
         where += f" and {len(ps.peers)} more instances"
     change = format_change(t.figures[0], t.figures[1], t.unit)

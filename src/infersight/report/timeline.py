@@ -112,9 +112,7 @@ def timeline_panels(
             continue
         ev = min(dated, key=lambda e: e.onset if e.onset is not None else float("inf"))
         instances = (ev.instance,) if ev.instance else ()
-        rows = _rows(frame, ev.signal, instances)
-        if not rows:
-            continue
+        rows = _rows(frame, ev.signal, instances)  # none: the panel says so
         where = f" @ {ev.instance}" if ev.instance else ""
         title = f"#{r.rank} {h.title}: {ev.signal}{where}"
         panels.append(Panel(title, ev.signal, ev.unit or signal_unit(ev.signal),
@@ -193,7 +191,7 @@ def svg_timeline(
 
 def _kinds(p: Panel) -> list[str]:
     """The legend's kinds of line this panel draws."""
-    out = [p.kind]
+    out = [p.kind] if p.rows else []
     if p.yesterday:
         out.append("yesterday" if len(p.yesterday) == 1 else "yesterday-band")
     return out
@@ -201,7 +199,7 @@ def _kinds(p: Panel) -> list[str]:
 
 def _notes(p: Panel) -> str:
     """What is missing from a panel, said in its title band."""
-    notes = []
+    notes = [] if p.rows else ["no readings in the window"]
     if any(not np.isfinite(r).all() for r in p.rows):
         notes.append("gaps: no readings")
     if p.yesterday is not None and not p.yesterday:
@@ -211,17 +209,7 @@ def _notes(p: Panel) -> str:
 
 def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
     """One panel: its title (and what it lacks) in a band of its own, the plot area below."""
-    finite = np.concatenate([r[np.isfinite(r)] for r in (*p.rows, *(p.yesterday or ()))])
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo >= 0 and lo < 0.35 * hi:
-        lo = 0.0
-    ticks = value_ticks(lo, hi, p.unit)
-    y0, y1 = ticks[0], ticks[-1]
     area = y_top + TITLE_H
-
-    def sy(v: FloatArray) -> FloatArray:
-        return area + PANEL_H - (v - y0) / max(y1 - y0, 1e-300) * PANEL_H
-
     out = [
         f'<g class="panel {p.kind}" data-signal="{escape(p.signal)}">'
         f"<title>{escape(p.signal)}</title>",
@@ -234,6 +222,19 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
             f'<text class="panel-note" x="{W - RIGHT}" y="{y_top + TITLE_H - 5}" '
             f'text-anchor="end">{escape(note)}</text>'
         )
+    rows = (*p.rows, *(p.yesterday or ()))
+    if not rows:  # nothing to draw: an empty area under the note, never a flat line
+        return [*out, "</g>"]
+    finite = np.concatenate([r[np.isfinite(r)] for r in rows])
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo >= 0 and lo < 0.35 * hi:
+        lo = 0.0
+    ticks = value_ticks(lo, hi, p.unit)
+    y0, y1 = ticks[0], ticks[-1]
+
+    def sy(v: FloatArray) -> FloatArray:
+        return area + PANEL_H - (v - y0) / max(y1 - y0, 1e-300) * PANEL_H
+
     for v, dy in ((ticks[0], -3), (ticks[-1], 12)):  # inside the panel's own height
         y = float(sy(np.asarray(v)))
         out.append(
@@ -243,7 +244,7 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
     out += yesterday_paths(xs, [sy(r) for r in p.yesterday or ()])
     if p.highlight is None:
         out += fleet_paths(xs, [sy(r) for r in p.rows], "symptom")
-    else:
+    elif p.rows:
         out.append(f'<path class="observed cause" d="{_path(xs, sy(p.rows[p.highlight]))}"/>')
     return [*out, "</g>"]
 
