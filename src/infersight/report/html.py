@@ -1,9 +1,11 @@
-"""One self-contained HTML file: first the symptom and the root causes on one time axis, then
-every section of the full report with a plot per evidence signal of the root causes and their
-chains (a fleet-wide finding with every instance). What was ruled out or could not be checked is
-folded (<details>). Each finding carries its PromQL, linked to the Prometheus UI and Grafana
-Explore when their URLs are known. Inline CSS and SVG only, no script; every string from the
-diagnosis goes through `html.escape`.
+"""One self-contained HTML file: first the symptom and the root causes on one time axis (with
+yesterday's same hours and a legend: `timeline.py`), then every section of the full report with a
+plot per evidence signal of the root causes and their chains (a fleet-wide finding with every
+instance) and a small plot per unexplained change (`sparkline.py`). What was ruled out or could
+not be checked is folded (<details>, each with a ▸ marker and a hint that it opens). Each finding
+carries its PromQL, linked to the Prometheus UI and Grafana Explore when their URLs are known.
+Inline CSS and SVG only, no script; every string from the diagnosis goes through `html.escape`.
+Readings that are not there are said, never drawn. The page is described in docs/report.md.
 """
 
 from __future__ import annotations
