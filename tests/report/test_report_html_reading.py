@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 from htmltree import Node, parse
-from report_samples import ONSET, START, STEP, N, incident, windows
+from report_samples import HOSTILE, ONSET, START, STEP, N, incident, windows
 
 from infersight.diagnose.result import Diagnosis, UnexplainedChange
 from infersight.frame import MetricFrame
@@ -115,8 +115,11 @@ def test_the_alert_time_is_marked_and_named() -> None:
     assert not plain.all("path", "alert") and "alert" not in plain.one("g", "legend").text()
     # an alert outside the plotted hours, or a time that cannot be read, is said, not drawn
     for raw, said in ((iso(START - 3600), "alert fired 00:45, outside these hours"),
-                      ("not a time", "alert start not readable: not a time")):  # fmt: skip
-        svg = _timeline(render_html(replace(d, source={ALERT_KEY: raw}), windows(d)))
+                      ("not a time", "alert start not readable: not a time"),
+                      (HOSTILE, f"alert start not readable: {HOSTILE}")):  # fmt: skip
+        page = render_html(replace(d, source={ALERT_KEY: raw}), windows(d))
+        assert "<script" not in page
+        svg = _timeline(page)
         assert not svg.all("path", "alert")
         assert said in [t.text() for t in svg.one("g", "legend").all("text", "legend-note")]
 
