@@ -92,8 +92,8 @@ def test_ruled_out_and_unchecked_causes_are_folded() -> None:
     page = render_html(incident(), windows())
     for sid in ("ruled-out", "unchecked", "missing"):
         section = page[page.index(f'id="{sid}"') :]
-        assert section.startswith(f'id="{sid}"><details class="fold"><summary>'), sid
-    assert '<details class="fold" open' not in page
+        assert section.startswith(f"id=\"{sid}\"><details class='fold'><summary>"), sid
+    assert "<details class='fold' open" not in page
     # their ids stay visible while folded
     assert "gpu_throttling" in page[page.index('id="ruled-out"') :][:600]
 

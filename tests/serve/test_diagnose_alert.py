@@ -76,3 +76,24 @@ def test_a_bad_alert_file_is_one_line(tmp_path: Path) -> None:
     res = runner.invoke(app, ["diagnose", "x.tar.gz", "--alert", str(alert)])
     assert isinstance(res.exception, CommandError) and res.exception.code == EXIT_INPUT
     assert "version '3'; only Alertmanager's 4 is read" in str(res.exception)
+
+
+def test_the_html_report_marks_when_the_alert_fired(tmp_path: Path) -> None:
+    """Issue 39: `diagnose --alert` keeps the alert's startsAt in the source; the HTML timeline
+    draws it as a line and names it in its legend."""
+    from infersight.report.timeline_marks import ALERT_KEY
+
+    res = simulate("incident_0217", hours=3, instances=3, seed=1, history_h=1.0)
+    onset = res.truth.onset
+    assert onset is not None
+    windows = sim_windows(res, "vllm", (onset + 1800) // 15 * 15, 3600.0)
+    bundle = str(write_bundle(tmp_path / "b", windows, {"kind": "test"}))
+    alert = str(_alert(tmp_path / "alert.json", onset + 120))
+    page = tmp_path / "report.html"
+    out = runner.invoke(app, ["diagnose", bundle, "--alert", alert, "-o", str(page)])
+    assert out.exit_code == 1, out.output
+    html = page.read_text("utf-8")
+    assert 'class="onset alert"' in html and ">alert fired</text>" in html
+    assert iso(onset + 120) in html  # the source line names it too
+    doc = json.loads(runner.invoke(app, ["diagnose", bundle, "--alert", alert, "--json"]).stdout)
+    assert doc["source"][ALERT_KEY] == iso(onset + 120)

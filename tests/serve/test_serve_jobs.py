@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,17 @@ def test_summary_names_the_alert_the_roots_and_links_the_report() -> None:
     )
     none = summary_text(job, Outcome(None, {}, [], "Cannot judge: no data."))
     assert none == "[infersight] InferenceQueueBacklog: no root cause named. Cannot judge: no data."
+
+
+def test_the_alert_start_goes_with_the_capture_into_its_source(tmp_path: Path) -> None:
+    """Issue 39: the HTML timeline marks when the alert fired; the capture keeps its startsAt
+    in the diagnosis' source (and the bundle's), from where the report reads it."""
+    from infersight.capture import capture
+    from infersight.report.timeline_marks import ALERT_KEY
+
+    cfg = ServeConfig.model_validate({"auth": {"disabled": True}})
+    req = capture_request(cfg, _job(NOW - 60, NOW), tmp_path)
+    assert req.alert_starts_at == NOW - 60
+    # no server to read: the capture is made all the same, and says when the alert began
+    result = capture(replace(req, connection=None, out=tmp_path / "scene.tar.gz"))
+    assert result.diagnosis.source[ALERT_KEY] == iso(NOW - 60)

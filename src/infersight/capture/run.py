@@ -21,6 +21,7 @@ from infersight.frame import MetricFrame
 from infersight.limits import Limits
 from infersight.redact import Redactor
 from infersight.report import render_json
+from infersight.report.timeline_marks import ALERT_KEY
 from infersight.sources.connect import ConnectionSettings
 from infersight.timeparse import iso, promql_duration
 from infersight.windows import DEFAULT_BASELINES, INCIDENT
@@ -48,6 +49,8 @@ class CaptureRequest:
     log_max_bytes: int = DEFAULT_MAX_BYTES
     gpu: bool = False
     scope: dict[str, str] = field(default_factory=dict)  # the alert's labels
+    #: the alert's startsAt, kept in the source (the HTML timeline marks it)
+    alert_starts_at: float | None = None
     part_timeout_s: float = 60.0
     metrics_timeout_s: float = 120.0
     overwrite: bool = False
@@ -159,6 +162,8 @@ def capture(
             source["tenant"] = conn.tenant
     if req.scope:
         source["scope"] = json.dumps(req.scope, sort_keys=True)
+    if req.alert_starts_at is not None:
+        source[ALERT_KEY] = iso(req.alert_starts_at)
     diag_box: list[Diagnosis] = []
 
     def run_diagnosis() -> PartOutput:

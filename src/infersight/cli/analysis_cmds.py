@@ -321,6 +321,7 @@ def diagnose(
     from infersight.diagnose import diagnose as run_diagnose
     from infersight.report import render, render_terminal, write_report
     from infersight.report.links import Links
+    from infersight.report.timeline_marks import ALERT_KEY
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
 
@@ -356,6 +357,8 @@ def diagnose(
     inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
     if starts_at is not None and bundle is not None:
         alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
+    if starts_at is not None:  # the HTML timeline marks it
+        inputs.source[ALERT_KEY] = iso(starts_at)
     cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)

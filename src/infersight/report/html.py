@@ -1,9 +1,11 @@
-"""One self-contained HTML file: first the symptom and the root causes on one time axis, then
-every section of the full report with a plot per evidence signal of the root causes and their
-chains (a fleet-wide finding with every instance). What was ruled out or could not be checked is
-folded (<details>). Each finding carries its PromQL, linked to the Prometheus UI and Grafana
-Explore when their URLs are known. Inline CSS and SVG only, no script; every string from the
-diagnosis goes through `html.escape`.
+"""One self-contained HTML file: first the symptom and the root causes on one time axis (with
+yesterday's same hours and a legend: `timeline.py`), then every section of the full report with a
+plot per evidence signal of the root causes and their chains (a fleet-wide finding with every
+instance) and a small plot per unexplained change (`sparkline.py`). What was ruled out or could
+not be checked is folded (<details>, each with a ▸ marker and a hint that it opens). Each finding
+carries its PromQL, linked to the Prometheus UI and Grafana Explore when their URLs are known.
+Inline CSS and SVG only, no script; every string from the diagnosis goes through `html.escape`.
+Readings that are not there are said, never drawn. The page is described in docs/report.md.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from infersight.report.html_style import CSS
 from infersight.report.links import Links, Query, link_set, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.seen_before import PastIncident, html_section
+from infersight.report.sparkline import sparkline
 from infersight.report.svg import svg_plot
 from infersight.report.textsafe import clean
 from infersight.report.timeline import render_timeline
@@ -33,12 +36,30 @@ from infersight.report.view import (
     not_ruled_out,
     reading_mark,
     refuting,
+    signal_unit,
 )
 from infersight.units import format_change, format_clock, format_confidence
 
 
 def _e(text: object) -> str:
     return escape(clean(text), quote=True)
+
+
+#: what a closed part says it holds, next to its marker (hidden once open)
+OPEN_HINT = "click to open"
+
+
+def fold(cls: str, head: str, body: str, hint: str = OPEN_HINT, tail: str = "",
+         opened: bool = False) -> str:  # fmt: skip
+    """A part the reader opens: <details> (its <summary> takes the keyboard's focus and opens
+    with Enter or Space), with a visible marker (▸, turned to ▾ when open) and a hint of what
+    opening shows; `tail` follows the hint inside the summary."""
+    marker = "<span class='marker' aria-hidden='true'>▸</span>"
+    tip = f"<span class='hint'>{_e(hint)}</span>" if hint else ""
+    attr = " open" if opened else ""
+    return (
+        f"<details class='{cls}'{attr}><summary>{marker}{head}{tip}{tail}</summary>{body}</details>"
+    )
 
 
 @dataclass(frozen=True)
@@ -61,10 +82,8 @@ def _query(ctx: _Ctx | None, signal: str) -> str:
         f"<a class='ql' href='{_e(url)}' rel='noreferrer'>{_e(name.capitalize())}</a>"
         for name, url in urls.items()
     )
-    return (
-        f"{anchors}<details class='promql'><summary>PromQL</summary>"
-        f"<code>{_e(q.expr)}</code><small>{_e(q.family)}</small></details>"
-    )
+    code = f"<code>{_e(q.expr)}</code><small>{_e(q.family)}</small>"
+    return anchors + fold("promql", "PromQL", code, hint="")
 
 
 def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> str:
@@ -94,9 +113,13 @@ def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> 
 
 def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -> str:
     ps = plot_series(windows, t.signal, t.instance, t.peers)
-    if ps is None:
-        return ""
     where = f"{t.signal} @ {t.instance}" if t.instance else t.signal
+    if ps is None:  # said, not drawn: no line stands in for readings that are not there
+        return (
+            f"<figure class='no-data'><figcaption>{_e(where)} <small>{_e(t.statement)}</small>"
+            "</figcaption><p class='missing'>No readings of this series in the window: "
+            "nothing to plot.</p></figure>"
+        )
     if ps.peers:
         where += f" and {len(ps.peers)} more instances"
     change = format_change(t.figures[0], t.figures[1], t.unit)
@@ -138,11 +161,12 @@ def _coverage(v: ReportView) -> str:
     )
     gaps = ", ".join(layer for layer, count, _ in v.coverage if count.startswith("0 of"))
     note = f"<span class='meta'>no reading at all in {_e(gaps)}</span>" if gaps else ""
-    return (
-        '<section id="coverage"><details class="fold"><summary><h2>Coverage per layer</h2>'
-        f"{note}</summary><table><tr><th>Layer</th><th>Signals with readings</th>"
-        f"<th>Instances</th></tr>{rows}</table></details></section>"
+    table = (
+        "<table><tr><th>Layer</th><th>Signals with readings</th>"
+        f"<th>Instances</th></tr>{rows}</table>"
     )
+    folded = fold("fold", "<h2>Coverage per layer</h2>", table, tail=note)
+    return f'<section id="coverage">{folded}</section>'
 
 
 def _root(r: RootView, v: ReportView, line: RootLine | None = None) -> str:
@@ -208,10 +232,7 @@ def _steps(
                 )
                 if any(plots):
                     body.append(f"<div class='plots'>{''.join(plots)}</div>")
-            opened = " open" if i == 0 else ""
-            parts.append(
-                f"<details class='step'{opened}><summary>{head}</summary>{''.join(body)}</details>"
-            )
+            parts.append(fold("step", head, "".join(body), "open the evidence", opened=i == 0))
     return "".join(parts) + "</section>"
 
 
@@ -243,16 +264,15 @@ def _hyp_section(
         if evidence:
             body.append(_evidence_table(evidence, ctx))
         if folded:
-            parts.append(f"<details class='hyp'><summary>{head}</summary>{''.join(body)}</details>")
+            parts.append(fold("hyp", head, "".join(body)))
         else:
             parts.append(f"<h3>{head}</h3>{''.join(body)}")
     heading = f"{_e(title)} <span class='badge'>{len(hyps)}</span>"
     if folded:
         ids = ", ".join(h.id for h in hyps)
-        return (
-            f'<section id="{sid}"><details class="fold"><summary><h2>{heading}</h2>'
-            f"<span class='meta'>{_e(ids)}</span></summary>{''.join(parts)}</details></section>"
-        )
+        tail = f"<span class='meta'>{_e(ids)}</span>"
+        box = fold("fold", f"<h2>{heading}</h2>", "".join(parts), tail=tail)
+        return f'<section id="{sid}">{box}</section>'
     return f'<section id="{sid}"><h2>{heading}</h2>{"".join(parts)}</section>'
 
 
@@ -266,11 +286,27 @@ def _list_section(
     heading = f"{_e(title)} <span class='badge'>{len(items)}</span>" if folded else _e(title)
     listing = f"<{tag} class='plain'>{body}</{tag}>"
     if folded:
-        return (
-            f'<section id="{sid}"><details class="fold"><summary><h2>{heading}</h2></summary>'
-            f"{listing}</details></section>"
-        )
+        return f'<section id="{sid}">{fold("fold", f"<h2>{heading}</h2>", listing)}</section>'
     return f'<section id="{sid}"><h2>{heading}</h2>{listing}</section>'
+
+
+def _changes(v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx) -> list[str]:
+    """Each change no rule explains, with a small plot of its series (the onset marked) and
+    its query when the frames are there, as a finding has."""
+    out: list[str] = []
+    for u in v.unexplained:
+        text = (
+            f"{_e(u.statement)} <span class='meta'><code>{_e(u.signal)} @ {_e(u.instance)}"
+            f"</code> · {_e(u.layer)} · score {_e(format_score(u.score))}</span>"
+        )
+        if windows:
+            spark = sparkline(windows, u.signal, u.instance, signal_unit(u.signal), u.onset)
+            text = (
+                f"<div class='change'>{spark}<div>{text}"
+                f"<div class='query'>{_query(ctx, u.signal)}</div></div></div>"
+            )
+        out.append(text)
+    return out
 
 
 def render_html(
@@ -332,17 +368,7 @@ def render_html(
     body.append(
         _hyp_section("unchecked", unchecked_title, v.inconclusive, "missing", ctx, folded=True)
     )
-    body.append(
-        _list_section(
-            "unexplained",
-            "Unexplained changes",
-            [
-                f"{_e(u.statement)} <span class='meta'><code>{_e(u.signal)} @ {_e(u.instance)}"
-                f"</code> · {_e(u.layer)} · score {_e(format_score(u.score))}</span>"
-                for u in v.unexplained
-            ],
-        )
-    )
+    body.append(_list_section("unexplained", "Unexplained changes", _changes(v, windows, ctx)))
     actions, missing = actions_and_missing(d)
     body.append(_list_section("next", "Next actions", [_e(a) for a in actions], True))
     body.append(

@@ -3,7 +3,7 @@
 CSS = """
 :root { --ink:#1d2330; --muted:#5f6b7a; --line:#dde2ea; --bg:#f5f7fa; --card:#fff;
   --bad:#c92a2a; --ok:#2b8a3e; --warn:#b35c00; --accent:#1c5fb8; --obs:#d9480f; --band:#a5c8f0;
-  }
+  --yday:#7b8494; --alert:#7048e8; }
 * { box-sizing: border-box; }
 body { margin:0; background:var(--bg); color:var(--ink);
   font:15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", "Liberation Sans",
@@ -88,29 +88,52 @@ svg.timeline .area { fill:#fbfcfe; stroke:var(--line); }
 svg.timeline text { fill:#4b5563; } svg.timeline .xtick { text-anchor:middle; }
 svg.timeline .ytick { text-anchor:end; }
 svg.timeline .panel-title { font-weight:600; fill:var(--ink); paint-order:stroke;
-  stroke:#fbfcfe; stroke-width:3px; }
+  stroke:var(--card); stroke-width:3px; }
+svg.timeline .panel-note, svg.timeline .legend-note { fill:var(--warn); }
+svg.timeline .yesterday { fill:none; stroke:var(--yday); stroke-width:1.4; }
+svg.timeline .yesterday-band { fill:var(--yday); opacity:.3; stroke:none; }
+svg.timeline .swatch.symptom { stroke:var(--obs); stroke-width:2; }
+svg.timeline .swatch.cause { stroke:var(--bad); stroke-width:2; }
+svg.timeline .swatch.onset { stroke:var(--ink); stroke-width:1.2; stroke-dasharray:3 3; }
+svg.timeline .onset.alert, svg.timeline .swatch.alert { stroke:var(--alert); stroke-width:1.6;
+  stroke-dasharray:none; }
+svg.timeline .onset-label.alert { fill:var(--alert); }
 svg.timeline .peer, svg.plot .peer { fill:none; stroke-width:1.1; opacity:.55; }
 svg.timeline .peer.symptom { stroke:var(--obs); } svg.plot .peer { stroke:#868e96; }
 svg.timeline .fleet-band, svg.plot .fleet-band { fill:var(--obs); opacity:.25; stroke:none; }
 svg.timeline .fleet-median, svg.plot .fleet-median { fill:none; stroke:var(--obs);
   stroke-width:1.6; }
 svg.timeline .observed.cause { fill:none; stroke:var(--bad); stroke-width:2; }
-svg.timeline .onset { stroke-width:1.2; stroke-dasharray:3 3; }
+svg.timeline .onset { fill:none; stroke-width:1.2; stroke-dasharray:3 3; }
 svg.timeline .onset.symptom { stroke:var(--obs); } svg.timeline .onset.cause { stroke:var(--bad); }
 svg.timeline .onset-label { font-weight:600; }
 svg.timeline .onset-label.cause { fill:var(--bad); } svg.timeline .onset-label.symptom {
   fill:var(--obs); }
-details.fold > summary { cursor:pointer; list-style:none; }
+summary { cursor:pointer; list-style:none; }
+summary::-webkit-details-marker { display:none; }
+summary:focus-visible { outline:2px solid var(--accent); outline-offset:2px; border-radius:4px; }
+summary > .marker { display:inline-block; width:1.1em; color:var(--accent);
+  transition:transform .12s; }
+details[open] > summary > .marker { transform:rotate(90deg); }
+summary > .hint { color:var(--accent); font-size:12px; font-weight:400; margin-left:8px; }
+details[open] > summary > .hint { display:none; }
 details.fold > summary h2 { display:inline-block; border:none; margin:18px 0 4px; }
 details.fold > summary .meta { display:block; }
 details.hyp { background:var(--card); border:1px solid var(--line); border-radius:6px;
   margin:6px 0; padding:4px 10px; }
-details.hyp > summary { cursor:pointer; font-weight:600; }
-details.step > summary { cursor:pointer; list-style:none; }
+details.hyp > summary { font-weight:600; }
 details.step > summary h3 { display:inline-block; }
-details.step:not([open]) > summary h3::after { content:" ▸ evidence"; color:var(--accent);
-  font-size:12px; font-weight:400; }
-details.promql summary { cursor:pointer; color:var(--accent); font-size:12px; }
+details.promql summary { color:var(--accent); font-size:12px; }
+#unexplained ul.plain { list-style:none; padding-left:0; }
+.change { display:flex; gap:12px; align-items:flex-start; margin:6px 0; }
+svg.spark { width:360px; max-width:45%; height:auto; flex:none; font-size:10px; }
+svg.spark .area { fill:#fbfcfe; stroke:var(--line); }
+svg.spark text { fill:#4b5563; } svg.spark .ytick { text-anchor:end; }
+svg.spark .missing, svg.spark .gap-note { fill:var(--warn); }
+svg.spark .band { fill:var(--band); opacity:.55; stroke:none; }
+svg.spark .observed { fill:none; stroke:var(--obs); stroke-width:1.6; }
+svg.spark .onset { stroke:var(--ink); stroke-width:1; stroke-dasharray:3 3; }
+svg.spark .onset-label { fill:var(--ink); font-weight:600; }
 details.promql code { display:block; overflow-wrap:anywhere; }
 a.ql { color:var(--accent); font-size:12px; margin-right:6px; }
 td.reading { font-weight:700; color:var(--muted); }

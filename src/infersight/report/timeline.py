@@ -4,14 +4,18 @@ axis, so a reader sees which moved first.
 One SVG of stacked panels sharing the time axis: the symptom (a user-facing signal on every
 instance: each instance's line, or the fleet's min–max band and median when there are many),
 then one panel per root cause (its first supporting reading). Each panel has its own value
-scale; onsets are vertical lines across all panels, labelled above them in rows that do not
-overlap.
+scale and its title in a band of its own above its plot area, so no title covers a line. The
+same hours yesterday (the "baseline-1d" window, aligned point by point) are drawn faint behind
+today's lines: one instance's as a line, several as their min–max band. Onsets and the alert's
+start are vertical lines across all panels, labelled above them in rows that do not overlap; a
+legend on top says what each mark is. Missing readings are gaps, and a panel says so in its
+title band; a window without yesterday's hours says so in the legend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 import numpy as np
@@ -20,12 +24,22 @@ from infersight.diagnose.result import Diagnosis
 from infersight.frame import FloatArray, MetricFrame
 from infersight.report.consequences import earliest_onset
 from infersight.report.svg import _path, fleet_paths, time_ticks, value_ticks
+from infersight.report.timeline_marks import (
+    alert_at,
+    legend_items,
+    svg_legend,
+    yesterday_paths,
+    yesterday_rows,
+)
 from infersight.report.view import signal_unit
 from infersight.units import format_clock, format_value
 
 W = 1000
 LEFT, RIGHT = 70, 16
-PANEL_H, GAP = 92, 14
+#: a panel's plot area, and the space under it before the next title band
+PANEL_H, GAP = 82, 6
+#: each panel's title band, above its plot area
+TITLE_H = 18
 LABEL_ROW = 15
 AXIS_H = 26
 #: labels of onsets closer than this (px) go on separate rows
@@ -40,6 +54,11 @@ class Panel:
     rows: tuple[FloatArray, ...]  # one per instance
     highlight: int | None  # the row drawn in the symptom/cause colour; None: the fleet
     kind: str  # "symptom" or "cause"
+    #: the instances plotted; empty: every instance of the signal with readings
+    instances: tuple[str, ...] = ()
+    #: the same instances the same hours yesterday (those with readings): empty when none had
+    #: any, None when the data holds no yesterday at all
+    yesterday: tuple[FloatArray, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,13 +111,12 @@ def timeline_panels(
         if not dated:
             continue
         ev = min(dated, key=lambda e: e.onset if e.onset is not None else float("inf"))
-        rows = _rows(frame, ev.signal, (ev.instance,) if ev.instance else ())
-        if not rows:
-            continue
+        instances = (ev.instance,) if ev.instance else ()
+        rows = _rows(frame, ev.signal, instances)  # none: the panel says so
         where = f" @ {ev.instance}" if ev.instance else ""
         title = f"#{r.rank} {h.title}: {ev.signal}{where}"
         panels.append(Panel(title, ev.signal, ev.unit or signal_unit(ev.signal),
-                            tuple(rows), 0, "cause"))  # fmt: skip
+                            tuple(rows), 0, "cause", instances))  # fmt: skip
         start = earliest_onset(h)
         if start is not None:
             markers.append(Marker(start, f"#{r.rank}", "cause"))
@@ -119,37 +137,50 @@ def _label_rows(xs: list[float]) -> list[int]:
     return out
 
 
-def svg_timeline(panels: list[Panel], markers: list[Marker], times: FloatArray) -> str:
-    """Stacked panels on one time axis, as one <svg> element."""
+def svg_timeline(
+    panels: list[Panel], markers: list[Marker], times: FloatArray, notes: tuple[str, ...] = ()
+) -> str:
+    """Stacked panels on one time axis, as one <svg> element: the legend on top, then the
+    onset labels, then each panel's title band and plot area. `notes`: what the legend says
+    could not be drawn (an alert time that cannot be read)."""
     t0, t1 = float(times[0]), float(times[-1])
     pw = W - LEFT - RIGHT
-    order = sorted(markers, key=lambda m: m.at)
+    order = sorted((m for m in markers if t0 <= m.at <= t1), key=lambda m: m.at)
     xs_m = [LEFT + (m.at - t0) / max(t1 - t0, 1e-9) * pw for m in order]
     label_rows = _label_rows(xs_m)
-    top = LABEL_ROW * (max(label_rows, default=-1) + 1) + 8
-    height = top + len(panels) * (PANEL_H + GAP) + AXIS_H
+    alert = next((m.at for m in markers if m.kind == "alert"), None)
+    missing = "" if any(p.yesterday is not None for p in panels) else "yesterday: not in the data"
+    kinds = {k for p in panels for k in _kinds(p)}
+    items = legend_items(kinds, missing, alert, "; ".join(notes), t0, t1)
+    legend, legend_h = svg_legend(items, LEFT, W - RIGHT)
+    top = legend_h + LABEL_ROW * (max(label_rows, default=-1) + 1) + 8
+    slot = TITLE_H + PANEL_H + GAP
+    height = top + len(panels) * slot + AXIS_H
     xs = LEFT + (times - t0) / max(t1 - t0, 1e-9) * pw
     el = [
         f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" '
         'role="img" aria-label="symptom and root causes on one time axis">',
         "<title>The symptom and the root causes on one time axis (UTC)</title>",
+        legend,
     ]
     for k, p in enumerate(panels):
-        y_top = top + k * (PANEL_H + GAP)
-        el += _panel(p, xs, y_top, pw)
-    bottom = top + len(panels) * (PANEL_H + GAP) - GAP
+        el += _panel(p, xs, top + k * slot, pw)
+    bottom = top + len(panels) * slot - GAP
     for tt in time_ticks(t0, t1, most=10):
         x = LEFT + (tt - t0) / max(t1 - t0, 1e-9) * pw
         el.append(f'<line class="tick" x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 4}"/>')
         el.append(f'<text class="xtick" x="{x:.1f}" y="{bottom + 16}">{format_clock(tt)}</text>')
     el.append(f'<text class="axis" x="{W - RIGHT}" y="{bottom + 16}" text-anchor="end">UTC</text>')
     for m, x, row in zip(order, xs_m, label_rows, strict=True):
-        if not t0 <= m.at <= t1:
-            continue
-        y = LABEL_ROW * (row + 1)
-        el.append(
-            f'<line class="onset {m.kind}" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 3}" y2="{bottom}"/>'
-        )
+        y = legend_h + LABEL_ROW * (row + 1)
+        # down from its label to the first title band, then across each plot area: never
+        # through a panel's title
+        runs = [(y + 3, top)] + [
+            (top + k * slot + TITLE_H, top + k * slot + TITLE_H + PANEL_H)
+            for k in range(len(panels))
+        ]
+        d = " ".join(f"M{x:.1f},{a} V{b}" for a, b in runs)
+        el.append(f'<path class="onset {m.kind}" d="{d}"/>')
         el.append(
             f'<text class="onset-label {m.kind}" x="{x + 3:.1f}" y="{y}">'
             f"{escape(m.label)} {format_clock(m.at)}</text>"
@@ -158,8 +189,43 @@ def svg_timeline(panels: list[Panel], markers: list[Marker], times: FloatArray) 
     return "\n".join(el)
 
 
+def _kinds(p: Panel) -> list[str]:
+    """The legend's kinds of line this panel draws."""
+    out = [p.kind] if p.rows else []
+    if p.yesterday:
+        out.append("yesterday" if len(p.yesterday) == 1 else "yesterday-band")
+    return out
+
+
+def _notes(p: Panel) -> str:
+    """What is missing from a panel, said in its title band."""
+    notes = [] if p.rows else ["no readings in the window"]
+    if any(not np.isfinite(r).all() for r in p.rows):
+        notes.append("gaps: no readings")
+    if p.yesterday is not None and not p.yesterday:
+        notes.append("yesterday: no readings")
+    return " · ".join(notes)
+
+
 def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
-    finite = np.concatenate([r[np.isfinite(r)] for r in p.rows])
+    """One panel: its title (and what it lacks) in a band of its own, the plot area below."""
+    area = y_top + TITLE_H
+    out = [
+        f'<g class="panel {p.kind}" data-signal="{escape(p.signal)}">'
+        f"<title>{escape(p.signal)}</title>",
+        f'<text class="panel-title" x="{LEFT}" y="{y_top + TITLE_H - 5}">{escape(p.title)}</text>',
+        f'<rect class="area" x="{LEFT}" y="{area}" width="{pw}" height="{PANEL_H}"/>',
+    ]
+    note = _notes(p)
+    if note:
+        out.append(
+            f'<text class="panel-note" x="{W - RIGHT}" y="{y_top + TITLE_H - 5}" '
+            f'text-anchor="end">{escape(note)}</text>'
+        )
+    rows = (*p.rows, *(p.yesterday or ()))
+    if not rows:  # nothing to draw: an empty area under the note, never a flat line
+        return [*out, "</g>"]
+    finite = np.concatenate([r[np.isfinite(r)] for r in rows])
     lo, hi = float(finite.min()), float(finite.max())
     if lo >= 0 and lo < 0.35 * hi:
         lo = 0.0
@@ -167,23 +233,18 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
     y0, y1 = ticks[0], ticks[-1]
 
     def sy(v: FloatArray) -> FloatArray:
-        return y_top + PANEL_H - (v - y0) / max(y1 - y0, 1e-300) * PANEL_H
+        return area + PANEL_H - (v - y0) / max(y1 - y0, 1e-300) * PANEL_H
 
-    out = [
-        f'<g class="panel {p.kind}" data-signal="{escape(p.signal)}">'
-        f"<title>{escape(p.signal)}</title>",
-        f'<rect class="area" x="{LEFT}" y="{y_top}" width="{pw}" height="{PANEL_H}"/>',
-        f'<text class="panel-title" x="{LEFT + 6}" y="{y_top + 14}">{escape(p.title)}</text>',
-    ]
     for v, dy in ((ticks[0], -3), (ticks[-1], 12)):  # inside the panel's own height
         y = float(sy(np.asarray(v)))
         out.append(
             f'<text class="ytick" x="{LEFT - 8}" y="{y + dy:.1f}">'
             f"{escape(format_value(v, p.unit))}</text>"
         )
+    out += yesterday_paths(xs, [sy(r) for r in p.yesterday or ()])
     if p.highlight is None:
         out += fleet_paths(xs, [sy(r) for r in p.rows], "symptom")
-    else:
+    elif p.rows:
         out.append(f'<path class="observed cause" d="{_path(xs, sy(p.rows[p.highlight]))}"/>')
     return [*out, "</g>"]
 
@@ -195,7 +256,11 @@ def render_timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None) -> 
     panels, markers = timeline_panels(d, windows)
     if not panels:
         return ""
-    svg = svg_timeline(panels, markers, windows["incident"].times)
+    panels = [replace(p, yesterday=yesterday_rows(windows, p.signal, p.instances)) for p in panels]
+    alert, note = alert_at(d)
+    if alert is not None:
+        markers.append(Marker(alert, "alert", "alert"))
+    svg = svg_timeline(panels, markers, windows["incident"].times, (note,) if note else ())
     caption = "What the users felt and what broke, on one time axis" + (
         f" · {len(panels[0].rows)} instances" if panels[0].kind == "symptom" else ""
     )

@@ -44,6 +44,7 @@ def capture_request(cfg: ServeConfig, job: Job, folder: Path) -> CaptureRequest:
         log_max_bytes=c.log_bytes,
         gpu=c.gpu,
         scope=job.scope,
+        alert_starts_at=job.starts_at,
         part_timeout_s=c.part_timeout,
         metrics_timeout_s=c.metrics_timeout,
         # the folder is this job's alone: a bundle there is from a run that a stop cut short
