@@ -112,7 +112,7 @@ def test_absent(tmp_path: Path) -> None:
 
 
 EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
-    "schema 2": (lambda d: d.update(schema_version=2), ("schema_version 2", "upgrade")),
+    "schema 3": (lambda d: d.update(schema_version=3), ("schema_version 3", "upgrade")),
     "schema absent": (lambda d: d.pop("schema_version"), ("schema_version absent",)),
     "no instances": (lambda d: d.pop("instances"), ("instances: Field required",)),
     "extra field": (lambda d: d.update(colour="red"), ("colour: Extra inputs",)),

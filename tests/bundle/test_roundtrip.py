@@ -41,7 +41,7 @@ def test_round_trip(tmp_path: Path, name: str) -> None:
     for art, data in ARTIFACTS.items():
         assert bundle.read_artifact(art) == data
     m = bundle.manifest
-    assert m.schema_version == 1 and m.source == SOURCE and m.notes == "queue up, GPU idle"
+    assert m.schema_version == 2 and m.source == SOURCE and m.notes == "queue up, GPU idle"
     assert m.signals == sorted(SIGNALS)
     assert m.instances == sorted(incident.instances)
     assert m.windows["incident"].step == 15.0 and m.windows["incident"].end == incident.end

@@ -140,6 +140,9 @@ def test_import_of_the_same_history_gives_the_same_signals(
     q = frame.get("service.queue_length")
     assert q is not None and q.instances == ("node-0", "node-1", "node-2")
     assert np.nanmedian(q.values[2]) > np.nanmedian(q.values[0]) + 5
+    # the manifest names the expression evaluated over the files, and its family (issue 39)
+    fed = read_bundle(out).manifest.queries["incident"].signals["service.queue_length"]
+    assert [(f.family, "vllm:num_requests_waiting" in f.expr) for f in fed] == [("vllm", True)]
 
 
 def test_pull_from_a_closed_port_is_one_line() -> None:

@@ -59,6 +59,14 @@ def test_higher_priority_family_wins_per_identity() -> None:
     assert s is not None and s.instances == ("node-1", "node-2")
     assert s.values[:, -1] == pytest.approx([0.9, 0.4])
     assert res.sources["inference.gpu_util"] == "triton,dcgm"
+    # both expressions are recorded as evaluated, over the grid's range and step (issue 39)
+    runs = [(r.family, r.expr, r.rate_window, r.start, r.end, r.step) for r in res.runs]
+    assert runs == [
+        ("triton", "avg by (node, hostname, Hostname, instance, pod) (nv_gpu_utilization)",
+         "5m", T0 + 600, T0 + 1200, 60.0),
+        ("dcgm", "avg by (node, hostname, Hostname, instance, pod) (DCGM_FI_DEV_GPU_UTIL < 1e15)"
+         " / 100", "5m", T0 + 600, T0 + 1200, 60.0),
+    ]  # fmt: skip
 
 
 def test_series_of_one_identity_merge_with_the_signal_combine() -> None:

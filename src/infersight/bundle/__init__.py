@@ -2,10 +2,13 @@
 
 Layout (a `.tar.gz`/`.tgz` file, or a plain directory holding the same members)::
 
-    manifest.json              schema_version 1, created_at (UTC), source {kind, ...},
+    manifest.json              schema_version 2, created_at (UTC), source {kind, ...},
                                windows {name: {start, end, step, file}} ("incident" is the main
                                one; e.g. "baseline-1d" for later baselines), signals, instances,
-                               missing {signal: reason}, members {path: sha256}, notes
+                               missing {signal: reason}, members {path: sha256}, notes,
+                               queries {window: {rate_window, start, end, step,
+                               signals {signal: [{family, expr}]}}} (the PromQL as sent;
+                               version 2; version 1 bundles, without it, are read too)
     metrics/<window>.parquet   long form: ts float64, signal dict<string>,
                                instance dict<string>, value float64 (zstd)
     artifacts/<name>           thread stacks, logs, nvidia-smi output, the diagnosis, ...
@@ -14,10 +17,11 @@ API::
 
     write_bundle(path, windows: dict[str, MetricFrame], source: dict[str, str],
                  missing=None, artifacts: dict[str, bytes] | None = None, notes=None,
-                 *, overwrite=False) -> Path
+                 *, overwrite=False, queries: dict[str, list[QueryRun]] | None = None)
+        -> Path
     read_bundle(path, limits=Limits()) -> Bundle
         Bundle.manifest, .windows, .frame (incident), .missing, .artifact_names(),
-        .read_artifact(name) -> bytes, .size
+        .read_artifact(name) -> bytes, .size, .runs (the incident window's QueryRuns)
     summarize(bundle) -> BundleSummary   (frozen; .to_dict())
 
 Writing is atomic (temp name in the same directory, fsync, rename) and never clobbers an

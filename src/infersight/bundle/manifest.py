@@ -2,7 +2,8 @@
 
 Members are named by relative POSIX paths: `manifest.json`, `metrics/<window>.parquet` (one per
 window) and `artifacts/<name>` (anything a later feature attaches). The manifest lists the sha256
-of every member but itself.
+of every member but itself, and per window the query each signal's series came from (`queries`,
+since schema version 2: the family and the PromQL as sent, the rate window, range and step).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -24,12 +26,15 @@ from pydantic import (
 )
 
 from infersight.limits import Limits
+from infersight.provenance import QueryRun
 from infersight.redact import redact_url
 from infersight.signals import all_signals
 from infersight.sources.jsonload import JSONDepthError, loads
 from infersight.timeparse import check_epoch
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: versions this infersight reads (1 had no `queries`: its reports quote the catalog's PromQL)
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
 INCIDENT = "incident"
 METRICS_DIR = "metrics/"
@@ -113,6 +118,67 @@ class WindowSpec(_Strict):
         return grid_points(self.start, self.end, self.step)
 
 
+def _text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+class QuerySpec(_Strict):
+    """One query a signal's series came from: the exporter family and the PromQL as sent."""
+
+    family: Annotated[str, AfterValidator(_text)]
+    expr: Annotated[str, AfterValidator(_text)]
+
+
+class WindowQueries(_Strict):
+    """The queries of one window: the rate window written into them, the range and step they
+    were sent with (epoch seconds), and per signal the query of each family its series came
+    from, the highest-priority family first."""
+
+    rate_window: Annotated[str, AfterValidator(_text)]
+    start: float
+    end: float
+    step: Annotated[float, Field(gt=0)]
+    signals: dict[str, Annotated[list[QuerySpec], Field(min_length=1)]]
+
+    @model_validator(mode="after")
+    def _sane(self) -> WindowQueries:
+        if not all(math.isfinite(x) for x in (self.start, self.end, self.step)):
+            raise ValueError("start, end and step must be finite")
+        if self.end < self.start:
+            raise ValueError("end is before start")
+        check_epoch(self.start, "start")
+        check_epoch(self.end, "end")
+        _known_signals(list(self.signals))
+        return self
+
+    def runs(self) -> tuple[QueryRun, ...]:
+        return tuple(
+            QueryRun(sig, q.family, q.expr, self.rate_window, self.start, self.end, self.step)
+            for sig, qs in self.signals.items()
+            for q in qs
+        )
+
+
+def window_queries(runs: Sequence[QueryRun]) -> dict[str, Any] | None:
+    """The manifest's record of one window's runs (all sent with one rate window, range and
+    step), to be validated with the manifest; None for no runs."""
+    if not runs:
+        return None
+    first = runs[0]
+    signals: dict[str, list[dict[str, str]]] = {}
+    for r in runs:
+        signals.setdefault(r.signal, []).append({"family": r.family, "expr": r.expr})
+    return {
+        "rate_window": first.rate_window,
+        "start": first.start,
+        "end": first.end,
+        "step": first.step,
+        "signals": signals,
+    }
+
+
 def _source(value: dict[str, str]) -> dict[str, str]:
     if not value.get("kind"):
         raise ValueError("needs a non-empty 'kind' (prometheus, bundle-import, simulator, ...)")
@@ -130,11 +196,14 @@ class Manifest(_Strict):
     missing: dict[str, str] = Field(default_factory=dict)
     members: dict[str, str]
     notes: str | None = None
+    #: per window: the query each signal's series came from (absent before version 2, and
+    #: where no query ran: a simulator's own signals)
+    queries: dict[str, WindowQueries] = Field(default_factory=dict)
 
     @field_validator("schema_version")
     @classmethod
     def _version(cls, v: int) -> int:
-        if v != SCHEMA_VERSION:
+        if v not in READABLE_VERSIONS:
             raise ValueError(f"unknown schema_version {v}; this infersight reads {SCHEMA_VERSION}")
         return v
 
@@ -179,7 +248,16 @@ class Manifest(_Strict):
         stray = [m for m in self.members if m.startswith(METRICS_DIR) and m not in files]
         if stray:
             raise ValueError(f"members: {', '.join(stray)} belong to no window")
+        unknown = sorted(set(self.queries) - set(self.windows))
+        if unknown:
+            raise ValueError(f"queries: {', '.join(unknown)} is no window of the bundle")
         return self
+
+    def runs(self, window: str = INCIDENT) -> tuple[QueryRun, ...]:
+        """The queries the window's series came from; () when the bundle does not record them
+        (written before version 2, or from data no query produced)."""
+        q = self.queries.get(window)
+        return q.runs() if q is not None else ()
 
     def to_json(self) -> bytes:
         data = self.model_dump(mode="json", exclude_none=True)
@@ -202,10 +280,11 @@ def parse_manifest(data: bytes, max_depth: int | None = None) -> Manifest:
     if not isinstance(raw, dict):
         raise ValueError("not a JSON object")
     version = raw.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         shown = "absent" if version is None else repr(version)
+        reads = ", ".join(map(str, READABLE_VERSIONS))
         raise ValueError(
-            f"schema_version {shown} is not one this infersight reads ({SCHEMA_VERSION}); "
+            f"schema_version {shown} is not one this infersight reads ({reads}); "
             "upgrade infersight or re-create the bundle"
         )
     try:

@@ -14,6 +14,7 @@ from infersight.bundle.manifest import ARTIFACTS_DIR, INCIDENT, MANIFEST, Manife
 from infersight.bundle.table import parquet_to_frame
 from infersight.frame import MetricFrame
 from infersight.limits import LimitError, Limits, current
+from infersight.provenance import QueryRun
 
 _RECREATE = "re-create it with `infersight pull`"
 
@@ -36,6 +37,11 @@ class Bundle:
     @property
     def missing(self) -> dict[str, str]:
         return dict(self.manifest.missing)
+
+    @property
+    def runs(self) -> tuple[QueryRun, ...]:
+        """The queries the incident window's series came from (() when not recorded)."""
+        return self.manifest.runs(INCIDENT)
 
     def artifact_names(self) -> list[str]:
         return sorted(self._artifacts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,9 +27,11 @@ from infersight.bundle.manifest import (
     Manifest,
     check_member_name,
     window_file,
+    window_queries,
 )
 from infersight.bundle.table import frame_to_parquet
 from infersight.frame import MetricFrame
+from infersight.provenance import QueryRun
 from infersight.safe_write import (
     OutputError,
     check_folder,
@@ -68,6 +70,7 @@ def _manifest(
     members: Mapping[str, bytes],
     missing: Mapping[str, str],
     notes: str | None,
+    queries: Mapping[str, Sequence[QueryRun]],
 ) -> Manifest:
     signals: set[str] = set()
     empty: set[str] = set()
@@ -92,6 +95,11 @@ def _manifest(
         "missing": all_missing,
         "members": {n: hashlib.sha256(d).hexdigest() for n, d in members.items()},
         "notes": notes,
+        "queries": {
+            name: q
+            for name, runs in queries.items()
+            if name in windows and (q := window_queries(runs)) is not None
+        },
     }
     try:
         return Manifest.model_validate(raw)
@@ -195,22 +203,24 @@ def write_bundle(
     notes: str | None = None,
     *,
     overwrite: bool = False,
+    queries: Mapping[str, Sequence[QueryRun]] | None = None,
 ) -> Path:
     """Write a bundle to `path` (a .tar.gz/.tgz file, else a directory) and return the path.
 
     `windows` maps window names to frames and must hold "incident"; `source` needs a `kind`;
     `missing` maps canonical signals asked for but unavailable to the reason; `artifacts` maps
-    relative names to contents (stored under artifacts/). Signals whose series hold no value in
-    any window are added to `missing`. Raises BundleError for anything unusable, including an
-    existing target unless `overwrite` is set; even then a non-empty directory that is not a
-    bundle (no manifest.json) is never replaced.
+    relative names to contents (stored under artifacts/); `queries` maps window names to the
+    queries their series came from (`PullResult.runs`), recorded in the manifest. Signals whose
+    series hold no value in any window are added to `missing`. Raises BundleError for anything
+    unusable, including an existing target unless `overwrite` is set; even then a non-empty
+    directory that is not a bundle (no manifest.json) is never replaced.
     """
     target = check_target(path, overwrite)
     where = target.name
     if INCIDENT not in windows:
         raise fail(where, f"needs a window named {INCIDENT!r}; got {sorted(windows)}")
     members = _members(where, windows, artifacts or {})
-    manifest = _manifest(where, windows, source, members, missing or {}, notes)
+    manifest = _manifest(where, windows, source, members, missing or {}, notes, queries or {})
     files = {MANIFEST: manifest.to_json(), **members}
     try:
         if is_tarball(target):

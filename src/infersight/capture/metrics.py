@@ -4,11 +4,12 @@ the diagnosis of that moment."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from infersight.diagnose import Diagnosis, KnowledgeBase
 from infersight.exporters import Catalog
 from infersight.frame import MetricFrame, grid
+from infersight.provenance import QueryRun
 from infersight.sources.prometheus import PrometheusClient
 from infersight.windows import INCIDENT, baseline_name
 
@@ -20,6 +21,8 @@ class Pulled:
     windows: dict[str, MetricFrame] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: per window kept: the queries its series came from, as sent
+    runs: dict[str, tuple[QueryRun, ...]] = field(default_factory=dict)
 
 
 def empty_window(end: float, length_s: float, step_s: float) -> MetricFrame:
@@ -60,10 +63,12 @@ def pull_all(
             continue
         if name == INCIDENT:
             into.windows[name], into.missing = res.frame, dict(res.missing)
+            into.runs[name] = res.runs
             if res.all_failed:
                 raise RuntimeError(f"every query failed, e.g. {res.errors[0]}")
         elif res.frame.signals:
             into.windows[name] = res.frame
+            into.runs[name] = res.runs
     inc = into.windows[INCIDENT]
     base = [n for n in into.windows if n != INCIDENT]
     return (
@@ -78,13 +83,17 @@ def diagnose_moment(
     at: float | None,
     source: Mapping[str, str],
     kb: KnowledgeBase | None = None,
+    queries: Sequence[QueryRun] = (),
 ) -> Diagnosis:
-    """The diagnosis of the windows, or a not-judged one saying why when nothing was readable."""
+    """The diagnosis of the windows, or a not-judged one saying why when nothing was readable;
+    `queries`: those the incident window's series came from, which its reports quote."""
     from infersight import coverage
     from infersight.diagnose import diagnose, load_kb
 
     cov = coverage.assess(windows, missing, at)
     if not cov.judged:
-        return coverage.unjudged(windows, cov, missing, source)
-    result = diagnose(dict(windows), kb=kb or load_kb(), at=at, source=dict(source))
-    return coverage.apply(result, cov)
+        result = coverage.unjudged(windows, cov, missing, source)
+    else:
+        result = diagnose(dict(windows), kb=kb or load_kb(), at=at, source=dict(source))
+        result = coverage.apply(result, cov)
+    return replace(result, queries_run=tuple(queries))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,9 @@ def capture(
     diag_box: list[Diagnosis] = []
 
     def run_diagnosis() -> PartOutput:
-        d = diagnose_moment(windows, pulled.missing, req.at, source, kb)
+        d = diagnose_moment(
+            windows, pulled.missing, req.at, source, kb, pulled.runs.get(INCIDENT, ())
+        )
         diag_box.append(d)
         roots = ", ".join(r.hypothesis for r in d.root_causes) or "none"
         return PartOutput(
@@ -186,6 +188,7 @@ def capture(
 
         cov = coverage.assess(windows, pulled.missing, req.at)
         diagnosis = coverage.unjudged(windows, cov, pulled.missing, source)
+        diagnosis = replace(diagnosis, queries_run=pulled.runs.get(INCIDENT, ()))
     record = {
         "at": iso(req.at),
         "window_s": req.since_s,
@@ -208,5 +211,6 @@ def capture(
         artifacts=_scrub(artifacts, redactor),
         notes=redactor.scrub(notes),
         overwrite=req.overwrite,
+        queries=pulled.runs,
     )
     return CaptureResult(path, diagnosis, tuple(results), windows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -364,6 +365,8 @@ def diagnose(
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
     else:
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
+    # the reports quote the queries the data came from, not the catalog's first mapping
+    diagnosis = replace(diagnosis, queries_run=inputs.queries)
     links = Links(
         _ui_url(prometheus_ui or prometheus or inputs.source.get("url")),
         _ui_url(grafana_url),

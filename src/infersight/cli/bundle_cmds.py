@@ -245,7 +245,12 @@ def import_files(
         )
     source = {"kind": "bundle-import", "files": ", ".join(f.name for f in files)}
     path = write_bundle(
-        out, {"incident": res.frame}, source, missing=res.missing, overwrite=overwrite
+        out,
+        {"incident": res.frame},
+        source,
+        missing=res.missing,
+        overwrite=overwrite,
+        queries={"incident": res.runs},
     )
     summary = {
         "bundle": str(path),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,6 +22,7 @@ from infersight.cli.common import (
 )
 from infersight.cli.connection import Connection
 from infersight.frame import MetricFrame
+from infersight.provenance import QueryRun
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
 from infersight.windows import DEFAULT_BASELINES, INCIDENT, baseline_name
 
@@ -125,6 +126,9 @@ class Inputs:
     source: dict[str, str]
     missing: dict[str, str]
     at: float | None
+    #: the queries the incident window's series came from (() when no record: a simulator's
+    #: bundle, one written before the record)
+    queries: tuple[QueryRun, ...] = ()
 
 
 def gather(
@@ -175,7 +179,9 @@ def gather(
                 f"{iso(frame.start)} → {iso(frame.end)}",
                 EXIT_USAGE,
             )
-        return Inputs(readable_windows(b.windows), dict(b.manifest.source), dict(b.missing), at_s)
+        return Inputs(
+            readable_windows(b.windows), dict(b.manifest.source), dict(b.missing), at_s, b.runs
+        )
     assert conn is not None
     from infersight.exporters import load_catalog
     from infersight.sources.errors import SourceError
@@ -198,7 +204,13 @@ def gather(
         "window": promql_duration(length),
         "rate_window": promql_duration(rate_s),
     }
-    return Inputs(readable_windows(pulled.windows), source, pulled.missing, at_s)
+    return Inputs(
+        readable_windows(pulled.windows),
+        source,
+        pulled.missing,
+        at_s,
+        pulled.runs.get(INCIDENT, ()),
+    )
 
 
 def readable_windows(windows: Mapping[str, MetricFrame]) -> dict[str, MetricFrame]:
@@ -218,6 +230,8 @@ class Pulled:
     windows: dict[str, MetricFrame]
     missing: dict[str, str]  # of the incident window
     reports: dict[str, dict[str, Any]]  # per window: PullResult.to_dict()
+    #: per window kept: the queries its series came from (`PullResult.runs`)
+    runs: dict[str, tuple[QueryRun, ...]] = field(default_factory=dict)
 
 
 def pull_windows(
@@ -241,6 +255,7 @@ def pull_windows(
     windows: dict[str, MetricFrame] = {}
     reports: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
+    runs: dict[str, tuple[QueryRun, ...]] = {}
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
         with progress_bar(f"pulling {name}", enabled=not quiet) as update:
             res = pull(
@@ -250,6 +265,8 @@ def pull_windows(
         reports[name] = res.to_dict()
         if name == INCIDENT:
             windows[name], missing = res.frame, dict(res.missing)
+            runs[name] = res.runs
         elif res.frame.signals:
             windows[name] = res.frame
-    return Pulled(windows, missing, reports)
+            runs[name] = res.runs
+    return Pulled(windows, missing, reports, runs)

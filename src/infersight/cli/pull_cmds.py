@@ -197,7 +197,9 @@ def pull(
             "Check --at/--window, and `infersight probe` for what the server has"
         )
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
-    path = write_bundle(out, windows, source, missing=missing, overwrite=overwrite)
+    path = write_bundle(
+        out, windows, source, missing=missing, overwrite=overwrite, queries=pulled.runs
+    )
     if as_json:
         print_json({"bundle": str(path), "windows": report})
         return

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 7
+from infersight.provenance import QueryRun
+
+SCHEMA_VERSION = 8
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
 #: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path, 6 no
-#: root's `raw_confidence`)
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+#: root's `raw_confidence`, 7 no `queries_run`)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -139,6 +141,9 @@ class Diagnosis:
     #: then `healthy` is False too and `summary` says why; never a silent all-clear
     judged: bool = True
     coverage: tuple[LayerCoverage, ...] = ()  # per layer, in the layers' order
+    #: the queries the incident window's series came from, as sent (`provenance.QueryRun`);
+    #: () when the data came from no query (a simulator's signals, an older bundle)
+    queries_run: tuple[QueryRun, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     def hypothesis(self, hid: str) -> HypothesisResult | None:
@@ -154,7 +159,8 @@ class Diagnosis:
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
         """The diagnosis from its JSON form; older documents are read as this version (no
         unchecked causes in version 1, no undecided refutes before version 3; before version 4 a
-        diagnosis was taken as judged, its coverage unrecorded)."""
+        diagnosis was taken as judged, its coverage unrecorded; before version 8 the queries
+        that ran were not recorded)."""
         if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
                 f"diagnosis schema version {data.get('schema_version')!r} is not one of "
@@ -207,4 +213,5 @@ class Diagnosis:
                 LayerCoverage(c["layer"], c["signals"], tuple(c["readable"]), tuple(c["instances"]))
                 for c in data.get("coverage", [])
             ),
+            queries_run=tuple(QueryRun(**q) for q in data.get("queries_run", [])),
         )

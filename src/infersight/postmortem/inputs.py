@@ -76,7 +76,9 @@ def _from_bundle(path: Path) -> Incident:
     if DIAGNOSIS_ARTIFACT not in bundle.artifact_names():
         from infersight.capture.metrics import diagnose_moment
 
-        dx = diagnose_moment(bundle.windows, bundle.missing, None, bundle.manifest.source)
+        dx = diagnose_moment(
+            bundle.windows, bundle.missing, None, bundle.manifest.source, queries=bundle.runs
+        )
     else:
         raw = bundle.read_artifact(DIAGNOSIS_ARTIFACT)
         try:

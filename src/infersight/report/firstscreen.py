@@ -23,6 +23,7 @@ from infersight.diagnose.result import (
 from infersight.report.consequences import attribute, earliest_onset
 from infersight.report.pathwords import path_line, piled_up
 from infersight.report.seen_before import PastIncident
+from infersight.report.symptom import felt
 from infersight.report.view import ReportView, build_view, figures, not_ruled_out, signal_unit
 from infersight.units import format_change, format_clock, format_ratio
 
@@ -192,28 +193,19 @@ def _chains(v: ReportView) -> tuple[str, ...]:
 
 
 def _symptom(d: Diagnosis, v: ReportView) -> str:
-    """ "service.e2e_latency_p99 297 ms → 26.8 s on 8 of 8 instances since 02:24 UTC; all
-    requests, continuous, the whole cluster" (the parts that are known)."""
+    """ "access.request_latency_p99 989 ms → 2.44 s (2.47×) on ingress-0 since 01:06 UTC; part
+    of the requests, continuous" (`symptom.felt`: the user-facing signal that moved most, a
+    gateway's first; then the parts of the scope that are known)."""
     scope = [
         i.value.lower()
         for i in v.scope
         if i.label != "Anomalous instances" and i.value.lower() != "unknown"
     ]
-    bad = d.scope.get("anomalous_instances") or []
-    total = d.scope.get("total_instances")
-    if bad and len(bad) != total:
-        of = f" of {total}" if total else ""
-        scope.append(f"anomalous: {len(bad)}{of} ({where(tuple(map(str, bad)))})")
     tail = ", ".join(scope)
-    if not v.scope_signals:
+    f = felt(d)
+    if f is None:
         return tail[:1].upper() + tail[1:]
-    signal, count, observed = v.scope_signals[0]
-    found = next(
-        (e for h in d.by_verdict("confirmed") for e in h.evidence if e.signal == signal), None
-    )
-    change = figures(found) if found is not None else observed
-    since = f" since {format_clock(found.onset)} UTC" if found and found.onset else ""
-    return f"{signal} {change} on {count} instances{since}" + (f"; {tail}" if tail else "")
+    return f.line() + (f"; {tail}" if tail else "")
 
 
 def _footer(d: Diagnosis, v: ReportView, detail: bool = True) -> str:

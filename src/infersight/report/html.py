@@ -20,11 +20,12 @@ from infersight.readings import readable
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import RootLine, also_seen_lines, first_screen
 from infersight.report.html_style import CSS
-from infersight.report.links import Links, Query, link_set, queries
+from infersight.report.links import CATALOG_NOTE, Links, Query, link_set, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.seen_before import PastIncident, html_section
 from infersight.report.sparkline import sparkline
 from infersight.report.svg import svg_plot
+from infersight.report.symptom import felt
 from infersight.report.textsafe import clean
 from infersight.report.timeline import render_timeline
 from infersight.report.view import (
@@ -64,26 +65,32 @@ def fold(cls: str, head: str, body: str, hint: str = OPEN_HINT, tail: str = "",
 
 @dataclass(frozen=True)
 class _Ctx:
-    """What every finding's query cell needs: the PromQL per signal, the links, the window."""
+    """What every finding's query cell needs: the queries per signal and the links."""
 
-    queries: dict[str, Query]
+    queries: dict[str, tuple[Query, ...]]
     links: Links | None
-    start: float
-    end: float
+
+
+def _one_query(q: Query, links: Links | None, several: bool) -> str:
+    urls = link_set(q, links)
+    tag = f" · {q.family}" if several else ""
+    anchors = " ".join(
+        f"<a class='ql' href='{_e(url)}' rel='noreferrer'>{_e(name.capitalize() + tag)}</a>"
+        for name, url in urls.items()
+    )
+    how = f"{q.family} · rate window {q.rate_window} · step {q.step:g} s"
+    note = "" if q.as_run else f"<small class='missing'>{_e(CATALOG_NOTE)}</small>"
+    code = f"<code>{_e(q.expr)}</code><small>{_e(how)}</small>{note}"
+    return anchors + fold("promql", f"PromQL{_e(tag)}", code, hint="")
 
 
 def _query(ctx: _Ctx | None, signal: str) -> str:
-    """The PromQL behind a finding, folded, with its links."""
-    q = ctx.queries.get(signal) if ctx is not None else None
-    if ctx is None or q is None:
+    """The PromQL a finding's series came from (one per family that fed it), folded, with its
+    links."""
+    qs = ctx.queries.get(signal, ()) if ctx is not None else ()
+    if ctx is None or not qs:
         return "—"
-    urls = link_set(q, ctx.links, ctx.start, ctx.end)
-    anchors = " ".join(
-        f"<a class='ql' href='{_e(url)}' rel='noreferrer'>{_e(name.capitalize())}</a>"
-        for name, url in urls.items()
-    )
-    code = f"<code>{_e(q.expr)}</code><small>{_e(q.family)}</small>"
-    return anchors + fold("promql", "PromQL", code, hint="")
+    return "".join(_one_query(q, ctx.links, len(qs) > 1) for q in qs)
 
 
 def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> str:
@@ -129,6 +136,12 @@ def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -
         f"<figure><figcaption>{caption}</figcaption>{svg}"
         f"<div class='query'>{_query(ctx, t.signal)}</div></figure>"
     )
+
+
+def _timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx) -> str:
+    """The timeline, the symptom's query in its caption."""
+    f = felt(d)
+    return render_timeline(d, windows, _query(ctx, f.signal) if f is not None else "")
 
 
 def _scope(v: ReportView) -> str:
@@ -333,19 +346,23 @@ def render_html(
     summary = (
         f"<p>{_e(d.summary)}</p>" if d.summary and d.summary != v.headline and not v.roots else ""
     )
-    ctx = _Ctx(queries(d), links, d.start, d.end)
+    ctx = _Ctx(queries(d), links)
     source = ", ".join(f"{k}={val}" for k, val in d.source.items())
+    screen = first_screen(d)
+    symptom = (
+        f"<p class='symptom'><b>Symptom:</b> {_e(screen.symptom)}</p>" if screen.symptom else ""
+    )
     body = [
         f"<header class='top {state}'><div class='brand'>infersight diagnosis {badge}</div>",
-        f"<h1>{_e(v.headline)}</h1>{note}{summary}",
+        f"<h1>{_e(v.headline)}</h1>{note}{summary}{symptom}",
         f"<div class='meta'>Window {_e(v.window)} · step {_e(f'{d.step:g}')} s"
         + (f" · source {_e(source)}" if source else "")
         + "</div></header>",
-        render_timeline(d, windows),
+        _timeline(d, windows, ctx),
     ]
     if v.roots:
         body.append('<section id="roots"><h2>Root causes</h2>')
-        lines = {r.rank: r for r in first_screen(d).roots}
+        lines = {r.rank: r for r in screen.roots}
         body += [_root(r, v, lines.get(r.rank)) for r in v.roots]
         body.append("</section>")
     body.append(html_section(seen))

@@ -104,6 +104,7 @@ svg.timeline .fleet-band, svg.plot .fleet-band { fill:var(--obs); opacity:.25; s
 svg.timeline .fleet-median, svg.plot .fleet-median { fill:none; stroke:var(--obs);
   stroke-width:1.6; }
 svg.timeline .observed.cause { fill:none; stroke:var(--bad); stroke-width:2; }
+svg.timeline .before { stroke:#868e96; stroke-width:1; stroke-dasharray:6 4; }
 svg.timeline .onset { fill:none; stroke-width:1.2; stroke-dasharray:3 3; }
 svg.timeline .onset.symptom { stroke:var(--obs); } svg.timeline .onset.cause { stroke:var(--bad); }
 svg.timeline .onset-label { font-weight:600; }
@@ -136,6 +137,8 @@ svg.spark .onset { stroke:var(--ink); stroke-width:1; stroke-dasharray:3 3; }
 svg.spark .onset-label { fill:var(--ink); font-weight:600; }
 details.promql code { display:block; overflow-wrap:anywhere; }
 a.ql { color:var(--accent); font-size:12px; margin-right:6px; }
+figcaption .query { font-weight:400; } figcaption details.promql { display:inline-block;
+  vertical-align:top; }
 td.reading { font-weight:700; color:var(--muted); }
 th.c-verdict { width:112px; } th.c-query { width:110px; }
 .also { margin-top:6px; font-size:13.5px; } .also b { color:var(--warn); }

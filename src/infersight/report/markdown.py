@@ -1,7 +1,9 @@
 """The report as Markdown, for tickets and postmortems (GitHub/GitLab flavoured).
 
 The same order as the terminal: the headline, two lines per root cause, the chain, the causes
-ruled out as ids, the coverage gaps; `full=True` appends the evidence step by step and the rest.
+ruled out as ids, the coverage gaps, then the queries behind the symptom and the roots' figures;
+`full=True` appends the evidence step by step, the rest, and the query of every finding. A query
+is a fenced block, copied as is (a code span in a table would need `|` escaped).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from collections.abc import Sequence
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import first_screen
+from infersight.report.links import CATALOG_NOTE, Links, Query, link_set, queries
 from infersight.report.seen_before import PastIncident
 from infersight.report.seen_before import lines as seen_lines
+from infersight.report.symptom import felt
 from infersight.report.textsafe import clean
 from infersight.report.view import (
     ReportView,
@@ -24,7 +28,7 @@ from infersight.report.view import (
     reading_mark,
     refuting,
 )
-from infersight.units import format_clock, format_confidence
+from infersight.units import format_clock, format_confidence, format_window
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
@@ -39,6 +43,63 @@ def code(text: object) -> str:
     """User text as an inline code span (no backtick can close it early, no pipe splits a cell)."""
     t = clean(" ".join(str(text).split()), one_line=True).replace("`", "'").replace("|", "\\|")
     return f"`{t}`"
+
+
+def _url(url: str) -> str:
+    """A URL as a Markdown link target: nothing in it ends the target early."""
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C")
+
+
+def _fence(text: str) -> list[str]:
+    """A fenced promql block holding `text` on one line, longer than any backtick run in it."""
+    line = clean(" ".join(text.split()), one_line=True)
+    ticks = "`" * max(3, max((len(r) for r in re.findall(r"`+", line)), default=0) + 1)
+    return [f"{ticks}promql", line, ticks]
+
+
+def _query_block(label: str, q: Query, links: Links | None) -> list[str]:
+    """One query: what it shows, its family, range, step and links, then the PromQL."""
+    urls = " · ".join(f"[{name.capitalize()}]({_url(u)})" for name, u in link_set(q, links).items())
+    head = (
+        f"{label} {code(q.signal)} ({md(q.family)}), {md(format_window(q.start, q.end))}, "
+        f"step {q.step:g} s, rate window {md(q.rate_window)}"
+    )
+    lines = [head + (f" · {urls}" if urls else ""), ""]
+    if not q.as_run:
+        lines += [f"_{md(CATALOG_NOTE)}_", ""]
+    return [*lines, *_fence(q.expr), ""]
+
+
+def _key_queries(d: Diagnosis, links: Links | None) -> list[str]:
+    """The queries of the symptom and of each root's figures (each signal once)."""
+    wanted: dict[str, str] = {}
+    f = felt(d) if d.judged and not d.healthy else None
+    if f is not None:
+        wanted[f.signal] = "Symptom"
+    for r in first_screen(d).roots:
+        h = d.hypothesis(r.id)
+        for e in h.evidence if h is not None else ():
+            if e.supports:
+                wanted.setdefault(e.signal, f"#{r.rank}")
+    found = queries(d, wanted)
+    if not found:
+        return []
+    out = ["**Queries** (the series above, as they were read):", ""]
+    for signal, qs in found.items():
+        for q in qs:
+            out += _query_block(wanted[signal], q, links)
+    return out
+
+
+def _all_queries(d: Diagnosis, links: Links | None) -> list[str]:
+    found = queries(d)
+    if not found:
+        return []
+    out = ["## Queries", "", "The query each finding's series came from, as it was read:", ""]
+    for qs in found.values():
+        for q in qs:
+            out += _query_block("-", q, links)
+    return out
 
 
 def _evidence_rows(evidence: tuple[Evidence, ...]) -> list[str]:
@@ -171,12 +232,18 @@ def _details(d: Diagnosis, v: ReportView) -> list[str]:
 
 
 def render_markdown(
-    diagnosis: Diagnosis, full: bool = False, seen: Sequence[PastIncident] | None = None
+    diagnosis: Diagnosis,
+    full: bool = False,
+    seen: Sequence[PastIncident] | None = None,
+    links: Links | None = None,
 ) -> str:
-    """The report as a Markdown document: the first screen, the past incidents like it (when a
-    postmortem library was searched), and with `full` everything else."""
+    """The report as a Markdown document: the first screen and the queries behind it, the past
+    incidents like it (when a postmortem library was searched), and with `full` everything
+    else; `links`: where the queries open (Prometheus, Grafana)."""
     d = diagnosis
     out = ["# infersight diagnosis", "", *_first_screen(d)]
+    if not full:
+        out += _key_queries(d, links)
     if seen is not None:
         out += ["## Seen before", "", *[f"- {md(line)}" for line in seen_lines(seen)], ""]
     v = build_view(d)
@@ -209,6 +276,7 @@ def render_markdown(
         out += ["## Missing signals", ""]
         out += [f"- {code(k)}: {md(r)}" for k, r in missing]
         out.append("")
+    out += _all_queries(d, links)
     if d.source:
         out += ["Source: " + md(", ".join(f"{k}={val}" for k, val in d.source.items())), ""]
     return "\n".join(out)

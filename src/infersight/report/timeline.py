@@ -14,6 +14,7 @@ title band; a window without yesterday's hours says so in the legend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from html import escape
@@ -24,6 +25,7 @@ from infersight.diagnose.result import Diagnosis
 from infersight.frame import FloatArray, MetricFrame
 from infersight.report.consequences import earliest_onset
 from infersight.report.svg import _path, fleet_paths, time_ticks, value_ticks
+from infersight.report.symptom import felt, level_text
 from infersight.report.timeline_marks import (
     alert_at,
     legend_items,
@@ -59,6 +61,8 @@ class Panel:
     #: the same instances the same hours yesterday (those with readings): empty when none had
     #: any, None when the data holds no yesterday at all
     yesterday: tuple[FloatArray, ...] | None = None
+    #: the level before the change (a symptom's baseline), drawn as a dashed line
+    before: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,28 +84,26 @@ def _rows(frame: MetricFrame, signal: str, instances: tuple[str, ...] = ()) -> l
 def timeline_panels(
     d: Diagnosis, windows: Mapping[str, MetricFrame]
 ) -> tuple[list[Panel], list[Marker]]:
-    """The symptom panel (first user-facing scope signal) and one per root cause."""
+    """The symptom panel (`symptom.felt`: the user-facing signal that moved most, a gateway's
+    first, on every instance that carries it) and one per root cause."""
     frame = windows.get("incident")
     if frame is None or frame.n < 2:
         return [], []
     panels: list[Panel] = []
     markers: list[Marker] = []
-    symptoms = [str(s["signal"]) for s in d.scope.get("signals") or [] if "signal" in s]
-    for signal in symptoms:
-        rows = _rows(frame, signal)
-        if rows:
-            title = f"symptom: {signal} on {len(rows)} instances"
-            panels.append(Panel(title, signal, signal_unit(signal),
-                                tuple(rows), None, "symptom"))  # fmt: skip
-            first = [
-                e.onset
-                for h in d.by_verdict("confirmed")
-                for e in h.evidence
-                if e.signal == signal and e.supports and e.onset is not None
-            ]
-            if first:
-                markers.append(Marker(min(first), "symptom", "symptom"))
-            break
+    f = felt(d)
+    rows = _rows(frame, f.signal) if f is not None else []
+    if f is not None and rows:
+        if f.moved:
+            on = f.instance or ", ".join(f.where)
+            figures = level_text(f)
+            title = f"symptom: {f.signal} on {on}" + (f": {figures}" if figures else "")
+        else:
+            title = f"users' view: {f.signal}, no change found"
+        panels.append(Panel(title, f.signal, f.unit, tuple(rows), None, "symptom",
+                            before=f.baseline if f.moved else None))  # fmt: skip
+        if f.onset is not None:
+            markers.append(Marker(f.onset, "symptom", "symptom"))
     for r in sorted(d.root_causes, key=lambda r: r.rank):
         h = d.hypothesis(r.hypothesis)
         if h is None:
@@ -207,6 +209,24 @@ def _notes(p: Panel) -> str:
     return " · ".join(notes)
 
 
+def value_range(p: Panel) -> tuple[float, float]:
+    """The panel's value range (over today's rows and yesterday's). A symptom's starts at
+    zero and holds its level before the change: a change then takes the share of the height it
+    is of the level (a doubled P99 fills half of it, 2% of noise on a flat line stays 2%), where
+    a range fitted to the data would stretch a flat line's noise over the whole panel and draw
+    an incident that is not there. A cause's reading is fitted to its data (from zero when that
+    is near): it is shown for when it moved, and its size is in the figures beside it."""
+    rows = (*p.rows, *(p.yesterday or ()))
+    finite = np.concatenate([r[np.isfinite(r)] for r in rows])
+    lo, hi = float(finite.min()), float(finite.max())
+    if p.kind == "symptom":
+        level = p.before if p.before is not None and math.isfinite(p.before) else hi
+        return min(lo, 0.0), max(hi, level, 0.0)
+    if lo >= 0 and lo < 0.35 * hi:
+        lo = 0.0
+    return lo, hi
+
+
 def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
     """One panel: its title (and what it lacks) in a band of its own, the plot area below."""
     area = y_top + TITLE_H
@@ -222,13 +242,9 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
             f'<text class="panel-note" x="{W - RIGHT}" y="{y_top + TITLE_H - 5}" '
             f'text-anchor="end">{escape(note)}</text>'
         )
-    rows = (*p.rows, *(p.yesterday or ()))
-    if not rows:  # nothing to draw: an empty area under the note, never a flat line
+    if not p.rows and not p.yesterday:  # nothing to draw: an empty area under the note
         return [*out, "</g>"]
-    finite = np.concatenate([r[np.isfinite(r)] for r in rows])
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo >= 0 and lo < 0.35 * hi:
-        lo = 0.0
+    lo, hi = value_range(p)
     ticks = value_ticks(lo, hi, p.unit)
     y0, y1 = ticks[0], ticks[-1]
 
@@ -242,6 +258,12 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
             f"{escape(format_value(v, p.unit))}</text>"
         )
     out += yesterday_paths(xs, [sy(r) for r in p.yesterday or ()])
+    if p.before is not None and math.isfinite(p.before):
+        y = float(sy(np.asarray(p.before)))
+        out.append(
+            f'<line class="before" x1="{LEFT}" x2="{LEFT + pw}" y1="{y:.1f}" y2="{y:.1f}">'
+            f"<title>before: {escape(format_value(p.before, p.unit))}</title></line>"
+        )
     if p.highlight is None:
         out += fleet_paths(xs, [sy(r) for r in p.rows], "symptom")
     elif p.rows:
@@ -249,8 +271,11 @@ def _panel(p: Panel, xs: FloatArray, y_top: float, pw: float) -> list[str]:
     return [*out, "</g>"]
 
 
-def render_timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None) -> str:
-    """The timeline figure, or "" when there is nothing to plot."""
+def render_timeline(
+    d: Diagnosis, windows: Mapping[str, MetricFrame] | None, query: str = ""
+) -> str:
+    """The timeline figure, or "" when there is nothing to plot; `query`: the HTML of the
+    symptom's query and links, put in the caption."""
     if not windows or "incident" not in windows:
         return ""
     panels, markers = timeline_panels(d, windows)
@@ -264,4 +289,7 @@ def render_timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None) -> 
     caption = "What the users felt and what broke, on one time axis" + (
         f" · {len(panels[0].rows)} instances" if panels[0].kind == "symptom" else ""
     )
-    return f"<figure class='timeline'><figcaption>{escape(caption)}</figcaption>{svg}</figure>"
+    tail = f" · <span class='query'>{query}</span>" if query and panels[0].kind == "symptom" else ""
+    return (
+        f"<figure class='timeline'><figcaption>{escape(caption)}{tail}</figcaption>{svg}</figure>"
+    )

@@ -65,7 +65,7 @@ def render(
     if fmt in ("text", "terminal"):
         return render_text(diagnosis, full=full, seen=seen)
     if fmt in ("markdown", "md"):
-        return render_markdown(diagnosis, full=full, seen=seen)
+        return render_markdown(diagnosis, full=full, seen=seen, links=links)
     if fmt == "brief":
         return render_brief(diagnosis, seen)
     if fmt == "json":

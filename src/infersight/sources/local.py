@@ -4,6 +4,7 @@ The same semantics as pulling from a Prometheus-compatible server: for each sign
 exporter family found in the data (in priority order) contributes its first mapping whose
 metrics exist; the mapping's PromQL is evaluated locally; series are resolved to instance
 identities and merged with the signal's `combine`; a higher-priority family wins per identity.
+`LocalResult.runs` records the expression each family's series came from (`provenance`).
 Used by `bundle import` (exposition, OpenMetrics, query_range JSON) and the simulator's tests.
 """
 
@@ -18,6 +19,7 @@ from infersight.exporters import IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
 from infersight.limits import Limits
 from infersight.promql.evaluate import evaluate
+from infersight.provenance import QueryRun, runs_of
 from infersight.signals import get_signal
 from infersight.sources.merge import first_family_wins, rows_by_identity
 from infersight.sources.plan import plan_signals
@@ -31,6 +33,8 @@ class LocalResult:
     missing: dict[str, str] = field(default_factory=dict)
     #: signal → the families whose data it holds, in priority order ("vllm,dcgm")
     sources: dict[str, str] = field(default_factory=dict)
+    #: per signal, the expression of each family its series came from, as evaluated
+    runs: tuple[QueryRun, ...] = ()
 
 
 def _rows(
@@ -76,6 +80,7 @@ def canonical_frame(
     series: dict[str, SignalSeries] = {}
     missing: dict[str, str] = {}
     sources: dict[str, str] = {}
+    runs: list[QueryRun] = []
     for signal, plan in plan_signals(catalog, names, signals).items():
         if not plan.available:
             missing[signal] = plan.reason
@@ -89,4 +94,5 @@ def canonical_frame(
         instances = sorted(rows)
         series[signal] = SignalSeries(tuple(instances), np.vstack([rows[i] for i in instances]))
         sources[signal] = ",".join(used)
-    return LocalResult(MetricFrame(start, step, n, series), missing, sources)
+        runs += runs_of(plan.mappings, used, window, start, end, step)
+    return LocalResult(MetricFrame(start, step, n, series), missing, sources, tuple(runs))

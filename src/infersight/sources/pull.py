@@ -7,7 +7,8 @@ one identity merge with the signal's `combine`; where two families cover one ide
 higher-priority family wins. A signal that fails is reported missing with the reason; a server
 that cannot be reached (or refuses the credentials), or a command deadline that ran out, stops
 the pull. `PullResult.errors` keeps the failures met, so that a pull where every query failed
-says why instead of "no data".
+says why instead of "no data". `PullResult.runs` records, per signal, the query of each family
+whose series it holds, exactly as sent (`provenance.QueryRun`): what the reports quote.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from infersight.exporters import DEFAULT_WINDOW, IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.provenance import QueryRun, runs_of
 from infersight.signals import get_signal
 from infersight.sources.errors import AuthError, DeadlineExceeded, ServerUnreachable, SourceError
 from infersight.sources.merge import first_family_wins, rows_by_identity
@@ -40,6 +42,8 @@ class PullResult:
     per_signal_source: dict[str, str] = field(default_factory=dict)  # signal -> family(ies)
     errors: tuple[str, ...] = ()  # the distinct query failures met, in the order first met
     attempted: int = 0  # range queries sent (one per signal and family present)
+    #: per signal, the query of each family its series came from, as sent (best family first)
+    runs: tuple[QueryRun, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +58,7 @@ class PullResult:
             "per_signal_source": dict(self.per_signal_source),
             "errors": list(self.errors),
             "attempted": self.attempted,
+            "runs": [vars(r) for r in self.runs],
         }
 
     @property
@@ -118,12 +123,14 @@ async def apull(
 
         series: dict[str, SignalSeries] = {}
         sources: dict[str, str] = {}
+        runs: list[QueryRun] = []
         for sig, p in plans.items():
             rows, used, errors = _merge_families(sig, p.mappings, results, g_start, step, n)
             if rows:
                 idents = sorted(rows)
                 series[sig] = SignalSeries(tuple(idents), np.vstack([rows[i] for i in idents]))
                 sources[sig] = ",".join(used)
+                runs += runs_of(p.mappings, used, window, g_start, end, step)
             elif p.available:
                 missing[sig] = (
                     "; ".join(errors)
@@ -138,7 +145,7 @@ async def apull(
             dict.fromkeys(str(r) for r in results.values() if isinstance(r, SourceError))
         )
         return PullResult(
-            frame, missing, client.requests - before, sources, failed, attempted=len(jobs)
+            frame, missing, client.requests - before, sources, failed, len(jobs), tuple(runs)
         )
 
 
