@@ -171,11 +171,12 @@ one, the strongest changes of a part's time, queue, errors or availability, at l
 `unfelt_min_score`, start it instead, so that where it began is named, never nothing. A \
 forecast (a rule of kind `forecast`: a card or a host running out within a day) is a symptom \
 to come: the walk starts from its evidence too, so what grows toward it is the root. Where all \
-that found nothing and no rule confirmed a cause, two more starts keep the answer from being \
-"nothing": a symptom rule that holds on changes too faint to date an incident (the users felt \
-it: its changes start the walk, and a root no rule names is shown less surely by as much as \
-they fall short, `Walk.certainty`), then the unexplained changes that make the window no \
-healthy one (`DiagnoseConfig.unhealthy_shift`; a slow climb alone is the forecasts' to judge).
+that found nothing and no rule confirmed a cause, a symptom rule that holds on changes too \
+faint to date an incident starts it (the users felt it; read against the window's own first \
+minutes alone, a change must be as strong as `unfelt_min_score`), and a root no rule names is \
+shown less surely by as much as they fall short (`Walk.certainty`). Other changes no rule and \
+no symptom accounts for (a host's CPU, a card's memory) stay unexplained changes, named with \
+their figures: nothing the users felt is there to make them a root.
 
 **Each step.** For a change, every relation says which other changes can have made it; the \
 walk follows every link. A cause does not start after its effect beyond what dating can tell \
