@@ -20,6 +20,8 @@ class Pulled:
     windows: dict[str, MetricFrame] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: the exporter families that fed the incident window (the runbooks are chosen for them)
+    families: list[str] = field(default_factory=list)
 
 
 def empty_window(end: float, length_s: float, step_s: float) -> MetricFrame:
@@ -60,6 +62,7 @@ def pull_all(
             continue
         if name == INCIDENT:
             into.windows[name], into.missing = res.frame, dict(res.missing)
+            into.families = res.families
             if res.all_failed:
                 raise RuntimeError(f"every query failed, e.g. {res.errors[0]}")
         elif res.frame.signals:

@@ -159,6 +159,8 @@ def capture(
             source["tenant"] = conn.tenant
     if req.scope:
         source["scope"] = json.dumps(req.scope, sort_keys=True)
+    if pulled.families:
+        source["families"] = ",".join(pulled.families)
     diag_box: list[Diagnosis] = []
 
     def run_diagnosis() -> PartOutput:

@@ -198,6 +198,8 @@ def gather(
         "window": promql_duration(length),
         "rate_window": promql_duration(rate_s),
     }
+    if pulled.families:  # what the stack is made of: the runbooks are chosen for it
+        source["families"] = ",".join(pulled.families)
     return Inputs(readable_windows(pulled.windows), source, pulled.missing, at_s)
 
 
@@ -218,6 +220,7 @@ class Pulled:
     windows: dict[str, MetricFrame]
     missing: dict[str, str]  # of the incident window
     reports: dict[str, dict[str, Any]]  # per window: PullResult.to_dict()
+    families: tuple[str, ...] = ()  # the exporter families that fed the incident window
 
 
 def pull_windows(
@@ -241,6 +244,7 @@ def pull_windows(
     windows: dict[str, MetricFrame] = {}
     reports: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
+    families: tuple[str, ...] = ()
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
         with progress_bar(f"pulling {name}", enabled=not quiet) as update:
             res = pull(
@@ -250,6 +254,7 @@ def pull_windows(
         reports[name] = res.to_dict()
         if name == INCIDENT:
             windows[name], missing = res.frame, dict(res.missing)
+            families = tuple(res.families)
         elif res.frame.signals:
             windows[name] = res.frame
-    return Pulled(windows, missing, reports)
+    return Pulled(windows, missing, reports, families)

@@ -168,7 +168,9 @@ def _action_items(d: Diagnosis) -> list[str]:
 
 def body(incident: Incident, seen: Sequence[str] = ()) -> str:
     """The Markdown body; `seen` lines list similar past incidents when a library was given."""
-    d = incident.diagnosis
+    from infersight.runbooks.choose import for_diagnosis
+
+    d = for_diagnosis(incident.diagnosis)  # each runbook the one for the stack found
     out = [f"# {md(_title(d))}", "", BLAMELESS, "", "## Summary", "", md(d.summary), ""]
     out += [f"Diagnosis source: {md(incident.origin)}", ""] if incident.origin else []
     out += ["## Timeline", "", *_timeline(d, incident.actions), ""]

@@ -117,7 +117,8 @@ def _first_screen(d: Diagnosis) -> list[str]:
             out.append(f"   - Path: {md(r.path)}")
         out.append(f"   - Do: {md(r.remedy)}")
         if r.runbook:
-            out[-1] += f" Runbook: {code(r.runbook)}"
+            note = f" ({md(r.runbook_note)})" if r.runbook_note else ""
+            out[-1] += f" Runbook: {code(r.runbook)}{note}"
         if r.open_check:
             out.append(f"   - Not ruled out: {md(r.open_check)}")
         if r.also_seen:
@@ -175,7 +176,9 @@ def render_markdown(
 ) -> str:
     """The report as a Markdown document: the first screen, the past incidents like it (when a
     postmortem library was searched), and with `full` everything else."""
-    d = diagnosis
+    from infersight.runbooks.choose import for_diagnosis
+
+    d = for_diagnosis(diagnosis)  # each runbook the one for the stack the exporters reveal
     out = ["# infersight diagnosis", "", *_first_screen(d)]
     if seen is not None:
         out += ["## Seen before", "", *[f"- {md(line)}" for line in seen_lines(seen)], ""]
