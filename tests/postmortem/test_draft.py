@@ -16,6 +16,7 @@ from infersight.postmortem import InputError, load_incident, new, read_audit
 from infersight.postmortem.draft import BLAMELESS, body, front_matter
 from infersight.postmortem.inputs import Incident
 from infersight.report import render_json
+from infersight.runbooks.choose import for_diagnosis
 
 SECTIONS = ["## Timeline", "## Symptoms", "## Investigation: what was ruled out, and why",
             "## Root causes and the chain", "## Remediation", "## Action items"]  # fmt: skip
@@ -68,7 +69,8 @@ def test_front_matter_prefilled_from_the_diagnosis() -> None:
 
 
 def test_from_a_report_and_from_a_bundle_with_its_capture(tmp_path: Path) -> None:
-    dx = incident_0217()
+    # the report records the runbooks chosen for the stack, and the stack assumed
+    dx = for_diagnosis(incident_0217())
     report = tmp_path / "report.json"
     report.write_text(render_json(dx))
     assert load_incident(report).diagnosis == dx

@@ -13,6 +13,7 @@ from report_samples import healthy, hostile, incident, on_path, unchecked
 
 from infersight.diagnose.result import SCHEMA_VERSION, Diagnosis
 from infersight.report import diagnosis_schema, render_json
+from infersight.runbooks.choose import for_diagnosis
 
 SAMPLES = {
     "incident": incident,
@@ -35,7 +36,8 @@ def test_output_is_valid_against_the_schema(name: str) -> None:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_round_trips_through_from_dict(name: str) -> None:
     d = SAMPLES[name]()
-    assert Diagnosis.from_dict(json.loads(render_json(d))) == d
+    # the report is the diagnosis with each runbook chosen for its stack (runbooks/choose.py)
+    assert Diagnosis.from_dict(json.loads(render_json(d))) == for_diagnosis(d)
 
 
 def test_seen_before_is_valid_against_the_schema_and_hostile_text_stays_inert() -> None:

@@ -10,6 +10,7 @@ from report_samples import incident, windows
 
 from infersight.diagnose.result import Diagnosis
 from infersight.report import FORMATS, write_report
+from infersight.runbooks.choose import for_diagnosis
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -19,7 +20,7 @@ def test_writes_each_format(tmp_path: Path, fmt: str) -> None:
     assert "Vector DB index swapped out of RAM" in text
     assert list(tmp_path.iterdir()) == [path]
     if fmt == "json":
-        assert Diagnosis.from_dict(json.loads(text)) == incident()
+        assert Diagnosis.from_dict(json.loads(text)) == for_diagnosis(incident())
 
 
 def test_replaces_an_existing_file_whole(tmp_path: Path) -> None:

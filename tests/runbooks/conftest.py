@@ -119,3 +119,30 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     finally:
         for p in reversed(procs):
             _stop(p)
+
+
+#: a kubeconfig whose one cluster is a loopback port nothing listens on: kubectl, where it is
+#: installed, reaches no cluster, whatever the machine's own configuration says
+NO_CLUSTER = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster: {server: "https://127.0.0.1:%d"}
+users:
+- name: nobody
+  user: {token: "not-a-token"}
+contexts:
+- name: nowhere
+  context: {cluster: nowhere, user: nobody, namespace: default}
+current-context: nowhere
+"""
+
+
+@pytest.fixture
+def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$KUBECONFIG naming a cluster that is not there (a closed loopback port)."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(NO_CLUSTER % free_port())
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    return path

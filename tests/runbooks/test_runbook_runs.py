@@ -302,3 +302,24 @@ def test_injected_parameter_is_refused_before_anything_runs(rig: Any, tmp_path: 
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1 and "--param marker" in lines[0], err
     assert rig.value() == 8.0 and not audit.exists()  # nothing ran, nothing was logged
+
+
+def test_a_dry_run_whose_precondition_fails_exits_1_and_changes_nothing(
+    rig: Any, tmp_path: Path
+) -> None:
+    books = tmp_path / "books"
+    books.mkdir()
+    (books / "set-value.yaml").write_text(SET_VALUE)
+    rig.set_value(8)
+    base = ["run", "set-value", "--dir", str(books), "-P", f"url={rig.target_url}", "-P", "value=9"]
+    holds = _cli(*base, "-p", rig.prometheus)
+    out, err = holds.communicate(timeout=60)
+    assert holds.returncode == 0 and "precondition the target is scraped: holds" in out, err
+    unmet = SET_VALUE.replace('up{job="targets"}', 'up{job="no-such-job"}')
+    (books / "set-value.yaml").write_text(unmet)
+    fails = _cli(*base, "-p", rig.prometheus)
+    out, err = fails.communicate(timeout=60)
+    assert fails.returncode == 1, (out, err)
+    assert "precondition the target is scraped: fails (no series (empty answer))" in out
+    assert "a real run would be refused: precondition 'the target is scraped' fails" in out
+    assert rig.value() == 8.0  # a dry run, refused or not, changes nothing

@@ -178,6 +178,7 @@ def test_pull_backfilled_values(backfilled: str, history: History, catalog: Cata
         np.testing.assert_array_equal(q.row(f"node-{k}"), history.queue(k, i))
     np.testing.assert_array_equal(q.row("node-1"), np.full(len(i), 999.0))  # customq wins
     assert res.per_signal_source["service.queue_length"] == "customq,vllm"
+    assert {"customq", "vllm"} <= set(res.families)  # what a bundle's source names
     g = f.get("inference.gpu_util")
     assert g is not None and g.instances == nodes
     for k in range(NODES):

@@ -1,4 +1,5 @@
-"""Alert annotations: the figures, the runbook, and the command that diagnoses the alert.
+"""Alert annotations: the figures, the runbook (its id, and `runbook_url`, the annotation
+Alertmanager templates and Grafana link), and the command that diagnoses the alert.
 
 Prometheus renders these Go templates when the alert fires: `$value` is the expression's
 value, `query` runs PromQL at the evaluation time (the baselines the summary quotes, and the
@@ -7,7 +8,7 @@ time itself for the `--at` of the diagnose command).
 
 from __future__ import annotations
 
-from infersight.alerts.config import AlertsConfig
+from infersight.alerts.config import DIAGNOSE_FIRST, AlertsConfig
 from infersight.signals import get_signal
 
 #: Go template pipes that print a value in the signal's unit
@@ -45,10 +46,17 @@ def diagnose_command(cfg: AlertsConfig) -> str:
     )
 
 
+def runbook_url(runbook: str, cfg: AlertsConfig) -> str:
+    """The runbook's page: its section of the runbooks page, or, for an alert whose cause the
+    diagnosis must name first, the section on diagnosing from an alert."""
+    return f"{cfg.runbook_base_url}#{runbook or DIAGNOSE_FIRST}"
+
+
 def notes(summary: str, rule: str, runbook: str, cfg: AlertsConfig) -> dict[str, str]:
     return {
         "summary": summary,
         "diagnose_rule": rule,
         "runbook": runbook or "none: run the diagnosis first",
+        "runbook_url": runbook_url(runbook, cfg),
         "diagnose": diagnose_command(cfg),
     }

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: the gateway's request time, what users wait for (client time and every hop included)
+GATEWAY_LATENCY = "access.request_latency_p99"
+#: the section of the runbooks page for an alert with no runbook of its own
+DIAGNOSE_FIRST = "from-an-alert-diagnose-first"
 
 
 class Deviation(BaseModel):
@@ -31,6 +38,12 @@ def _deviations() -> tuple[Deviation, ...]:
         d({"alert": "InferLatencyP99Deviation", "signal": "service.e2e_latency_p99",
            "ratio": 0.6, "floor": 0.25, "for": "10m", "rule": "latency_high",
            "what": "end-to-end P99"}),
+        # the same at the gateway, from its own histogram (ingress-nginx's request duration):
+        # what users wait for, hops and the wire included, and there even where the engine
+        # keeps no latency histogram; the same bounds, a client's P99 is no faster
+        d({"alert": "InferGatewayLatencyP99Deviation", "signal": GATEWAY_LATENCY,
+           "ratio": 0.6, "floor": 0.25, "for": "10m", "rule": "latency_high",
+           "what": "gateway request P99"}),
         d({"alert": "InferTTFTP99Deviation", "signal": "service.ttft_p99", "ratio": 0.6,
            "floor": 0.5, "for": "10m", "rule": "long_prefill_blocking",
            "runbook": "vllm-chunked-prefill", "what": "time-to-first-token P99"}),
@@ -58,7 +71,9 @@ class SLO(BaseModel):
     error_objective: float = Field(0.995, gt=0, lt=1)
     #: share of requests that must finish under `latency_threshold_s`
     latency_objective: float = Field(0.99, gt=0, lt=1)
-    #: must be a bucket bound of the engine's request-latency histogram (vLLM has 2.5 s)
+    #: must be a bucket bound of the request-latency histogram read: the gateway's where there
+    #: is one (ingress-nginx keeps Prometheus' default buckets, 2.5 s among them), else the
+    #: engine's (vLLM has 2.5 s)
     latency_threshold_s: float = Field(2.5, gt=0)
     #: (long window, short window, burn factor, severity, for): the workbook's four pairs for a
     #: 30-day budget; 14.4 burns 2% of it in an hour, 1 burns it at exactly the allowed pace
@@ -117,3 +132,22 @@ class AlertsConfig(BaseModel):
     #: the Prometheus the `infersight diagnose` hint points at; Prometheus fills in its own
     #: --web.external-url when left as this template
     prometheus_url: str = "{{ $externalURL }}"
+    #: where the runbook pages are published: each alert's `runbook_url` annotation (the one
+    #: Alertmanager templates and Grafana link) is this, `#`, and its runbook's id. The
+    #: default is the project's own page, docs/runbooks.md, as a path: the project publishes
+    #: no site of its own, and a guessed host would send the on-call to a page nobody
+    #: controls. Point it at your published copy (a wiki, your Git host's view of the file)
+    runbook_base_url: str = "docs/runbooks.md"
+
+    @field_validator("runbook_base_url")
+    @classmethod
+    def _base_url(cls, v: str) -> str:
+        if not v or re.search(r"[\s\"'<>#{}\\]", v) or not v.isprintable():
+            raise ValueError(
+                f"{v!r}: a URL or path to the runbooks page, without spaces, quotes, braces or a "
+                "#fragment (each alert adds #<runbook id>)"
+            )
+        scheme = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):", v)
+        if scheme and scheme.group(1).lower() not in ("http", "https"):
+            raise ValueError(f"{v!r}: only http(s) URLs or a path")
+        return v

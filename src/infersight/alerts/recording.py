@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from infersight.alerts.config import AlertsConfig
+from infersight.alerts.config import GATEWAY_LATENCY, AlertsConfig
 from infersight.alerts.rules import Group, Rule, recorded
 from infersight.exporters import Family, SignalMapping
 from infersight.promql import metric_names, parse
@@ -89,22 +89,31 @@ def slo_group(
     families: Sequence[Family], available: set[str] | None, cfg: AlertsConfig
 ) -> tuple[Group | None, dict[str, bool]]:
     """The error and slow-request ratios over every window the burn-rate pairs read, per
-    model (an SLO is the service's, not one instance's). Returns which SLIs could be built."""
+    model (an SLO is the service's, not one instance's). The slow share is read from the
+    gateway's request histogram where an exporter has one (what users wait for), else from
+    the engine's. Returns which SLIs could be built, and whether the gateway's was read."""
     by = ", ".join(label for label in cfg.by if label != "instance") or "job"
     windows = sorted({w for pair in cfg.slo.windows for w in pair[:2]}, key=_seconds)
     errors = pick(families, "service.error_ratio", available)
-    slow_alts = pick(families, "service.e2e_latency_p99", available)
+    gateway = pick(families, GATEWAY_LATENCY, available)
+    engine = pick(families, "service.e2e_latency_p99", available)
+    threshold = cfg.slo.latency_threshold_s
     rules: list[Rule] = []
+    at_gateway = False
     for w in windows:
         if errors:
             rules.append(Rule(expr=_join(errors, w, (by,)), record=f"{SLO_ERRORS}{w}"))
-        slow = [
-            s for s in (_slow_ratio(a, w, by, cfg.slo.latency_threshold_s) for a in slow_alts) if s
-        ]
+        slow = [s for s in (_slow_ratio(a, w, by, threshold) for a in gateway) if s]
+        at_gateway = bool(slow)
+        slow = slow or [s for s in (_slow_ratio(a, w, by, threshold) for a in engine) if s]
         if slow:
             expr = slow[0] if len(slow) == 1 else " or ".join(f"({s})" for s in slow)
             rules.append(Rule(expr=expr, record=f"{SLO_SLOW}{w}"))
-    have = {"errors": bool(errors), "latency": any(r.record.startswith(SLO_SLOW) for r in rules)}
+    have = {
+        "errors": bool(errors),
+        "latency": any(r.record.startswith(SLO_SLOW) for r in rules),
+        "latency_at_gateway": at_gateway,
+    }
     return (Group("infersight-slo", cfg.interval, tuple(rules)) if rules else None), have
 
 

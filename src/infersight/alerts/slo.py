@@ -12,18 +12,22 @@ from infersight.alerts.recording import SLO_ERRORS, SLO_SLOW
 from infersight.alerts.rules import Group, Rule
 
 
-def _pairs(kind: str, record: str, objective: float, cfg: AlertsConfig) -> list[Rule]:
+def _pairs(
+    kind: str, record: str, objective: float, cfg: AlertsConfig, at_gateway: bool = False
+) -> list[Rule]:
     budget = 1 - objective
     what = "failed" if kind == "errors" else f"slower than {cfg.slo.latency_threshold_s:g}s"
     alert = "InferErrorBudgetBurn" if kind == "errors" else "InferLatencyBudgetBurn"
     rule = "errors_high" if kind == "errors" else "latency_high"
+    # the gateway's requests carry no model label: the whole service, as its users see it
+    where = "at the gateway" if at_gateway else "model {{ $labels.model_name }}{{ $labels.model }}"
     rules = []
     for long_w, short_w, factor, severity, for_ in cfg.slo.windows:
         limit = factor * budget
         expr = f"({record}{long_w} > {limit:g}) and ({record}{short_w} > {limit:g})"
         summary = (
             f"{{{{ $value | humanizePercentage }}}} of requests {what} over {long_w} "
-            f"(model {{{{ $labels.model_name }}}}{{{{ $labels.model }}}}): burning the "
+            f"({where}): burning the "
             f"{objective:.2%} objective's budget {factor:g}x too fast, and still in the last "
             f"{short_w}"
         )
@@ -34,7 +38,7 @@ def _pairs(kind: str, record: str, objective: float, cfg: AlertsConfig) -> list[
                 for_=for_,
                 labels={
                     "severity": severity,
-                    "layer": "service",
+                    "layer": "access" if at_gateway else "service",
                     "slo": kind,
                     "window": f"{long_w}/{short_w}",
                 },
@@ -49,5 +53,6 @@ def burn_group(have: dict[str, bool], cfg: AlertsConfig) -> Group | None:
     if have.get("errors"):
         rules += _pairs("errors", SLO_ERRORS, cfg.slo.error_objective, cfg)
     if have.get("latency"):
-        rules += _pairs("latency", SLO_SLOW, cfg.slo.latency_objective, cfg)
+        gateway = bool(have.get("latency_at_gateway"))
+        rules += _pairs("latency", SLO_SLOW, cfg.slo.latency_objective, cfg, gateway)
     return Group("infersight-slo-burn", cfg.interval, tuple(rules)) if rules else None

@@ -23,6 +23,8 @@ class Pulled:
     errors: list[str] = field(default_factory=list)
     #: per window kept: the queries its series came from, as sent
     runs: dict[str, tuple[QueryRun, ...]] = field(default_factory=dict)
+    #: the exporter families that fed the incident window (the runbooks are chosen for them)
+    families: list[str] = field(default_factory=list)
 
 
 def empty_window(end: float, length_s: float, step_s: float) -> MetricFrame:
@@ -64,6 +66,7 @@ def pull_all(
         if name == INCIDENT:
             into.windows[name], into.missing = res.frame, dict(res.missing)
             into.runs[name] = res.runs
+            into.families = res.families
             if res.all_failed:
                 raise RuntimeError(f"every query failed, e.g. {res.errors[0]}")
         elif res.frame.signals:

@@ -164,6 +164,8 @@ def capture(
         source["scope"] = json.dumps(req.scope, sort_keys=True)
     if req.alert_starts_at is not None:
         source[ALERT_KEY] = iso(req.alert_starts_at)
+    if pulled.families:
+        source["families"] = ",".join(pulled.families)
     diag_box: list[Diagnosis] = []
 
     def run_diagnosis() -> PartOutput:

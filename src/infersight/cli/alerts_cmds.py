@@ -116,6 +116,16 @@ def alerts_render(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace rule files already there.")
     ] = False,
+    runbook_url: Annotated[
+        str | None,
+        typer.Option(
+            "--runbook-url",
+            help="Where your copy of the runbooks page (docs/runbooks.md) is published: each "
+            "alert's runbook_url annotation is this URL, '#', and its runbook's id. Default: "
+            "the path docs/runbooks.md.",
+            metavar="URL",
+        ),
+    ] = None,
     fmt: FormatOpt = "table",
     mappings: MappingsOpt = None,
     bearer_token: BearerOpt = None,
@@ -128,19 +138,30 @@ def alerts_render(
     """Write recording rules (each canonical signal under one name, `infersight:<layer>_<name>`)
     and alerting rules over them: soft signals against the same time yesterday and the previous
     hour, VRAM heading for full, GPU clocks held down and Xid errors, a queue growing while the
-    GPUs idle, and error-budget burn rates. Every file is checked with `promtool check rules`
-    when promtool is installed.
+    GPUs idle, and error-budget burn rates; latency alerts read the gateway's own histogram
+    where an exporter has one. Each alert carries `runbook_url`. Every file is checked with
+    `promtool check rules` when promtool is installed.
 
     Examples:
 
       infersight alerts render --exporters vllm,dcgm,node,redis -o rules/
 
+      infersight alerts render -e vllm,ingress_nginx -o rules/ --runbook-url https://wiki.example/infersight-runbooks
+
       infersight alerts render -p http://prom:9090 -o /etc/prometheus/rules/ --overwrite
     """
+    from pydantic import ValidationError
+
+    from infersight.alerts.config import AlertsConfig
     from infersight.alerts.render import ALERTS_FILE, RECORDING_FILE, build, write
     from infersight.safe_write import check_folder, check_target, existing
 
     as_json = wants_json(fmt, False)
+    try:
+        cfg = AlertsConfig() if runbook_url is None else AlertsConfig(runbook_base_url=runbook_url)
+    except ValidationError as exc:
+        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        fail(f"--runbook-url: {why}", EXIT_USAGE)
     check_folder(out, create=True)
     for name in (RECORDING_FILE, ALERTS_FILE):  # both or neither: never half a rule set
         if not overwrite and existing(out / name) is not None:
@@ -148,7 +169,7 @@ def alerts_render(
         check_target(out / name, "file", overwrite=True)
     conn = (bearer_token, basic_auth, ca_file, insecure, timeout, deadline)
     families, available = _families(exporters, prometheus, mappings, conn)
-    rules = build(families, available)
+    rules = build(families, available, cfg)
     paths = write(rules, out, overwrite=overwrite)
     problem = _promtool_check(paths)
     if problem:

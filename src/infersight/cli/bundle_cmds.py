@@ -244,6 +244,9 @@ def import_files(
             "exporter (see `infersight exporters`, or add a mapping folder with --mappings)"
         )
     source = {"kind": "bundle-import", "files": ", ".join(f.name for f in files)}
+    used = dict.fromkeys(f for fams in res.sources.values() for f in fams.split(",") if f)
+    if used:  # what the stack is made of: the runbooks are chosen for it
+        source["families"] = ",".join(used)
     path = write_bundle(
         out,
         {"incident": res.frame},

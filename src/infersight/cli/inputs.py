@@ -204,6 +204,8 @@ def gather(
         "window": promql_duration(length),
         "rate_window": promql_duration(rate_s),
     }
+    if pulled.families:  # what the stack is made of: the runbooks are chosen for it
+        source["families"] = ",".join(pulled.families)
     return Inputs(
         readable_windows(pulled.windows),
         source,
@@ -232,6 +234,7 @@ class Pulled:
     reports: dict[str, dict[str, Any]]  # per window: PullResult.to_dict()
     #: per window kept: the queries its series came from (`PullResult.runs`)
     runs: dict[str, tuple[QueryRun, ...]] = field(default_factory=dict)
+    families: tuple[str, ...] = ()  # the exporter families that fed the incident window
 
 
 def pull_windows(
@@ -256,6 +259,7 @@ def pull_windows(
     reports: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
     runs: dict[str, tuple[QueryRun, ...]] = {}
+    families: tuple[str, ...] = ()
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
         with progress_bar(f"pulling {name}", enabled=not quiet) as update:
             res = pull(
@@ -266,7 +270,8 @@ def pull_windows(
         if name == INCIDENT:
             windows[name], missing = res.frame, dict(res.missing)
             runs[name] = res.runs
+            families = tuple(res.families)
         elif res.frame.signals:
             windows[name] = res.frame
             runs[name] = res.runs
-    return Pulled(windows, missing, reports, runs)
+    return Pulled(windows, missing, reports, runs, families)

@@ -224,11 +224,21 @@ def search(
     text: Annotated[str, typer.Argument(help="Words to find (all of them; any case; stemmed).")],
     library: LibraryOpt = DEFAULT_LIBRARY,
     limit: LimitOpt = 10,
+    ruled_out: Annotated[
+        bool,
+        typer.Option(
+            "--ruled-out",
+            help="Also list postmortems that hold the words only among the causes they ruled "
+            "out (or the past incidents they resembled).",
+        ),
+    ] = False,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
 ) -> None:
-    """Full-text search over titles, root causes, signals, layers, services and bodies (SQLite
-    FTS5). The index is rebuilt first when the files changed; the files stay the truth.
+    """Full-text search over titles, root causes, symptoms, signals, layers, services and
+    bodies (SQLite FTS5), ranked by what the incidents were: a word in the title or the root
+    causes weighs most, one among the causes a draft ruled out least. Each row says where it
+    matched. The index is rebuilt first when the files changed; the files stay the truth.
     Exit 1 when nothing matches.
 
     Examples:
@@ -242,22 +252,36 @@ def search(
     from infersight.postmortem import search as run_search
 
     try:
-        hits, lib, index = run_search(library, text, limit)
+        found, lib, index = run_search(library, text, None)
     except LibraryError as exc:
         _library_error(exc)
     if index.sync.note:
         err_console.print(f"[yellow]note[/] {markup_safe(index.sync.note)}", highlight=False)
+    listed = [h for h in found if ruled_out or not h.ruled_out_only]
+    hits, aside = listed[:limit], len(found) - len(listed)
     if as_json:
         print_json(
-            {"hits": [h.to_dict() for h in hits], "problems": [str(p) for p in lib.problems]}
+            {
+                "hits": [h.to_dict() for h in hits],
+                "ruled_out_only": aside,
+                "problems": [str(p) for p in lib.problems],
+            }
         )
     else:
         table = Table(title=f"{len(hits)} postmortems match {markup_safe(text)}")
-        for col in ("id", "title", "where"):
+        for col in ("id", "title", "matched in", "where"):
             table.add_column(col, no_wrap=col == "id")
         for h in hits:
-            table.add_row(markup_safe(h.id), markup_safe(h.title), markup_safe(h.snippet))
+            table.add_row(
+                markup_safe(h.id), markup_safe(h.title), markup_safe(h.why), markup_safe(h.snippet)
+            )
         console.print(table)
+        if aside:
+            console.print(
+                f"{aside} more hold these words only among the causes they ruled out "
+                "(--ruled-out lists them)",
+                highlight=False,
+            )
     _warn(lib.problems)
     if not hits:
         raise typer.Exit(EXIT_FINDINGS)

@@ -197,6 +197,8 @@ def pull(
             "Check --at/--window, and `infersight probe` for what the server has"
         )
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
+    if pulled.families:  # what the stack is made of: the runbooks are chosen for it
+        source["families"] = ",".join(pulled.families)
     path = write_bundle(
         out, windows, source, missing=missing, overwrite=overwrite, queries=pulled.runs
     )

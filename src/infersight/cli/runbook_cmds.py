@@ -26,6 +26,7 @@ from infersight.cli.common import (
     wants_json,
 )
 from infersight.cli.live_cmds import DEFAULT_DIR as LAB_DIR
+from infersight.cli.runbook_view import print_report, show_ways
 
 app = typer.Typer(
     help="Runbooks that run: one command per remedy, a dry run first, verified, audited, "
@@ -50,6 +51,16 @@ ParamOpt = Annotated[
 PromOpt = Annotated[
     str | None,
     typer.Option("--prometheus", "-p", help="Prometheus URL for the preconditions and checks."),
+]
+StackOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stack",
+        help="The stack a remedy's runbook is chosen for, comma-separated: kubernetes, "
+        "ingress-nginx, haproxy, envoy, nginx-plus. Default: what the exporters on "
+        "--prometheus reveal.",
+        metavar="PARTS",
+    ),
 ]
 AuditOpt = Annotated[
     Path | None,
@@ -77,9 +88,48 @@ def _book(lib: Any, rid: str) -> Any:
     return book
 
 
+def _stack(stack: str | None, prometheus: str | None) -> Any:
+    """The stack given with --stack, else the one the exporters on --prometheus reveal."""
+    from infersight.runbooks.config import DEFAULT_CONFIG
+    from infersight.runbooks.stack import Stack, StackError, parse_stack, probe_stack
+
+    if stack is not None:
+        try:
+            return parse_stack(stack)
+        except StackError as exc:
+            fail(str(exc), EXIT_USAGE)
+    if prometheus is not None:
+        return probe_stack(prometheus, DEFAULT_CONFIG.prometheus_timeout_s)
+    return Stack(frozenset(), (), "no --stack, and no --prometheus to detect it from")
+
+
+def _pick(lib: Any, rid: str, stack: str | None, prometheus: str | None) -> tuple[Any, str]:
+    """The runbook `rid` names, and the line saying which stack it was chosen for ("" when
+    there was no choice to make). A remedy with ways for several stacks takes the one for
+    the stack given or detected; none fitting is a usage error naming them."""
+    from infersight.runbooks.choose import choose, variants
+
+    ways = variants(lib, rid)
+    if not ways:
+        fail(f"no runbook {rid!r}; `infersight runbook list` shows them", EXIT_USAGE)
+    if lib.get(rid) is not None and len(ways) == 1:
+        book = ways[0]
+        if book.stack and (stack is not None or prometheus is not None):
+            found = _stack(stack, prometheus)
+            if not set(book.stack) <= found.parts:
+                return book, f"{rid} drives {' + '.join(book.stack)}; stack {found.describe()}"
+        return book, ""
+    found = _stack(stack, prometheus)
+    choice = choose(lib, rid, found)
+    if choice.book is None:
+        why = found.describe() if found.known else found.origin
+        fail(f"{rid}: {choice.note()} ({why}); name one, or give --stack PARTS", EXIT_USAGE)
+    return choice.book, f"stack {found.describe()}: {rid} is {choice.book.id} here"
+
+
 @app.command("list")
 def list_cmd(dirs: DirOpt = None, fmt: FormatOpt = "table", as_json: JsonAliasOpt = False) -> None:
-    """Every runbook: id, what it does, where it runs, what its steps are.
+    """Every runbook: id, what it does, the stack it drives, where it runs, what its steps are.
 
     Example: infersight runbook list --dir ./my-runbooks
     """
@@ -88,6 +138,8 @@ def list_cmd(dirs: DirOpt = None, fmt: FormatOpt = "table", as_json: JsonAliasOp
         {
             "id": b.id,
             "title": b.title,
+            "remedy": b.remedy,
+            "stack": b.stack,
             "targets": b.targets,
             "steps": [s.kind for s in b.steps],
             "verified": b.verify is not None,
@@ -99,11 +151,12 @@ def list_cmd(dirs: DirOpt = None, fmt: FormatOpt = "table", as_json: JsonAliasOp
     if wants_json(fmt, as_json):
         print_json(rows)
         return
-    table = Table("id", "title", "targets", "steps", "verify", "rollback")
+    table = Table("id", "title", "stack", "targets", "steps", "verify", "rollback")
     for r in rows:
         table.add_row(
             markup_safe(r["id"]),
             markup_safe(r["title"]),
+            " + ".join(r["stack"]) or "any",
             ",".join(r["targets"]),
             ",".join(r["steps"]),
             "yes" if r["verified"] else "-",
@@ -114,24 +167,41 @@ def list_cmd(dirs: DirOpt = None, fmt: FormatOpt = "table", as_json: JsonAliasOp
 
 @app.command("show")
 def show(
-    rid: Annotated[str, typer.Argument(metavar="ID", help="The runbook's id.")],
+    rid: Annotated[str, typer.Argument(metavar="ID", help="The runbook's id, or a remedy's.")],
+    stack: StackOpt = None,
+    prometheus: PromOpt = None,
     dirs: DirOpt = None,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
 ) -> None:
-    """A runbook in full: parameters, preconditions, steps, verification, rollback.
+    """A runbook in full: parameters, preconditions, steps, verification, rollback. For a
+    remedy with ways for several stacks, the one for --stack (or the stack on --prometheus);
+    with neither, the list of them.
 
-    Example: infersight runbook show gateway-failover
+    Examples:
+
+      infersight runbook show gateway-failover
+
+      infersight runbook show lb-restore-endpoints --stack kubernetes,ingress-nginx
     """
+    from infersight.runbooks.choose import variants
+
     lib = _library(dirs)
-    book = _book(lib, rid)
-    if wants_json(fmt, as_json):
-        print_json({**book.model_dump(by_alias=True, exclude_none=True), "file": lib.origins[rid]})
+    ways = variants(lib, rid)
+    if len(ways) > 1 and stack is None and prometheus is None:
+        show_ways(rid, ways, wants_json(fmt, as_json))
         return
-    out = [f"[bold]{markup_safe(book.id)}[/]: {markup_safe(book.title)}  ({lib.origins[rid]})"]
+    book, why = _pick(lib, rid, stack, prometheus)
+    if wants_json(fmt, as_json):
+        doc = book.model_dump(by_alias=True, exclude_none=True)
+        print_json({**doc, "file": lib.origins[book.id], "chosen": why})
+        return
+    out = [f"[bold]{markup_safe(book.id)}[/]: {markup_safe(book.title)}  ({lib.origins[book.id]})"]
+    if why:
+        out.append(markup_safe(why))
     if book.description:
         out.append(markup_safe(book.description.strip()))
-    out.append(f"targets: {', '.join(book.targets)}")
+    out.append(f"stack: {' + '.join(book.stack) or 'any'}; targets: {', '.join(book.targets)}")
     out.append("[bold]parameters[/]")
     for name, p in book.params.items():
         bits = [p.type]
@@ -144,10 +214,9 @@ def show(
         if p.env:
             bits.append(f"from ${p.env}")
         out.append(f"  {name} ({', '.join(bits)}): {markup_safe(p.description)}")
-    for title, checks in (("preconditions", book.preconditions),):
-        if checks:
-            out.append(f"[bold]{title}[/]")
-            out += [f"  {markup_safe(c.name)}: {markup_safe(c.promql)}" for c in checks]
+    if book.preconditions:
+        out.append("[bold]preconditions[/]")
+        out += [f"  {markup_safe(c.name)}: {markup_safe(c.describe())}" for c in book.preconditions]
     for title, steps in (("steps", book.steps), ("rollback", book.rollback)):
         if steps:
             out.append(f"[bold]{title}[/]")
@@ -181,63 +250,11 @@ def _audit(path: Path | None) -> Any:
         fail(str(exc))
 
 
-def _print_report(report: Any) -> None:
-    dry = report.mode == "dry-run"
-    head = "dry run (nothing runs; add --execute)" if dry else f"run {report.run_id}"
-    console.print(f"[bold]{markup_safe(report.runbook)}[/]: {head}", highlight=False)
-    if report.params:
-        shown = ", ".join(f"{k}={v}" for k, v in report.params.items())
-        console.print(f"parameters: {markup_safe(shown)}", highlight=False, soft_wrap=True)
-    for m in report.missing:
-        console.print(f"[red]missing binary[/]: {markup_safe(m)}", highlight=False)
-    for c in report.preconditions:
-        color = {"holds": "green", "fails": "red", "unknown": "yellow"}[c.verdict]
-        console.print(
-            f"precondition {markup_safe(c.name)}: [{color}]{c.verdict}[/] "
-            f"({markup_safe(c.detail)})",
-            highlight=False,
-            soft_wrap=True,
-        )
-    if dry:
-        for p in report.plan:
-            label = "would run" if p.phase == "step" else "on failure"
-            console.print(
-                f"{label} ({p.kind}) {markup_safe(p.name)}: {markup_safe(p.what)}",
-                highlight=False,
-                soft_wrap=True,
-            )
-        if report.verify is not None:
-            v = report.verify
-            console.print(
-                f"verification now: {v.verdict} ({markup_safe(v.detail)}): {markup_safe(v.promql)}",
-                highlight=False,
-                soft_wrap=True,
-            )
-        return
-    for phase, results in (("step", report.steps), ("rollback", report.rollback)):
-        for r in results:
-            mark = "[green]ok[/]" if r.ok else f"[red]failed[/]: {markup_safe(r.detail)}"
-            console.print(
-                f"{phase} {markup_safe(r.name)}: {mark} ({r.seconds:.2f} s)",
-                highlight=False,
-                soft_wrap=True,
-            )
-    if report.verify is not None:
-        console.print(
-            f"verification: {report.verify.verdict} after {report.verify_tries} checks "
-            f"({markup_safe(report.verify.detail)})",
-            highlight=False,
-            soft_wrap=True,
-        )
-    color = "green" if report.outcome == "ok" else "red"
-    reason = f": {markup_safe(report.reason)}" if report.reason else ""
-    console.print(f"outcome: [{color}]{report.outcome}[/]{reason}", highlight=False, soft_wrap=True)
-
-
 @app.command("run")
 def run(
-    rid: Annotated[str, typer.Argument(metavar="ID", help="The runbook's id.")],
+    rid: Annotated[str, typer.Argument(metavar="ID", help="The runbook's id, or a remedy's.")],
     params: ParamOpt = None,
+    stack: StackOpt = None,
     execute: Annotated[
         bool, typer.Option("--execute", help="Run it for real (default: a dry run).")
     ] = False,
@@ -250,12 +267,18 @@ def run(
 ) -> None:
     """Dry run a runbook (what would run, parameters filled, checks evaluated now), or run it
     with --execute: preconditions, steps, verification, rollback on failure; every step goes
-    to the audit log with secrets redacted. Exit 0 when it ran and verified (or a dry run),
-    1 when it was refused, failed or rolled back.
+    to the audit log with secrets redacted. A remedy a diagnosis names (lb-restore-endpoints)
+    runs the way for the stack: --stack, or what the exporters on --prometheus reveal. Exit 0
+    when it ran and verified (or a dry run that a real run would go on with), 1 when it was
+    refused (a dry run too: a missing binary, a precondition that fails), failed or rolled
+    back.
 
     Examples:
 
       infersight runbook run cache-resize -P port=6379 -P maxmemory_mb=512 -p http://prom:9090
+
+      infersight runbook run lb-restore-endpoints --stack kubernetes,ingress-nginx
+      -P deployment=llm -P service=llm -P ingress=llm
 
       infersight runbook run cache-resize -P port=6379 -p http://prom:9090 --execute --yes
     """
@@ -264,7 +287,7 @@ def run(
     from infersight.runbooks.executor import Runner
 
     json_out = wants_json(fmt, as_json)
-    book = _book(_library(dirs), rid)
+    book, chosen = _pick(_library(dirs), rid, stack, prometheus)
     values = _resolve(book, params, dry=not execute)
     checker = Checker(prometheus, DEFAULT_CONFIG.prometheus_timeout_s)
 
@@ -273,6 +296,8 @@ def run(
             err_console.print(f"[dim]{markup_safe(msg)}[/]", highlight=False, soft_wrap=True)
 
     runner = Runner(book, values, checker, DEFAULT_CONFIG, progress)
+    if chosen and execute:
+        progress(chosen)  # before anything runs: the stack it was chosen for
     if not execute:
         report = runner.dry_run()
     else:
@@ -292,12 +317,25 @@ def run(
         with _audit(audit) as log:
             report = runner.execute(log)
             progress(f"audit log: {log.path} ({log.records} records)")
+    report.stack = chosen
     if json_out:
         print_json(report.to_dict())
     else:
-        _print_report(report)
+        print_report(report)
     if not report.succeeded:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _drilled(lib: Any, ids: list[str]) -> list[Any]:
+    """The runbooks named, a remedy standing for each of its ways (those not made for the
+    target are skipped, as ever)."""
+    from infersight.runbooks.choose import variants
+
+    out: list[Any] = []
+    for rid in ids:
+        ways = variants(lib, rid) or (_book(lib, rid),)
+        out += [b for b in ways if b not in out]
+    return out
 
 
 @app.command("drill")
@@ -338,7 +376,7 @@ def drill_cmd(
 
     json_out = wants_json(fmt, as_json)
     lib = _library(dirs)
-    books = [_book(lib, i) for i in ids] if ids else list(lib.books)
+    books = _drilled(lib, ids) if ids else list(lib.books)
     try:
         given = parse_assignments(params or [])
     except ParamError as exc:

@@ -5,7 +5,7 @@ causes, signals, onset order, figures, layers), not only by their words.
 
     incident = load_incident("report.json" | "scene.tar.gz")     # inputs.py
     entry, problems = new(incident, "postmortems/")                # draft.py + library.py
-    hits, lib, index = search("postmortems/", "vector swap", 10)   # index.py
+    hits, lib, index = search("postmortems/", "vector swap", 10)   # index.py, sections.py
     matches = similar(diagnosis, scan("postmortems/"))             # signature.py + similar.py
     seen, problems = seen_before(diagnosis, "postmortems/")        # for the reports
 """

@@ -23,10 +23,32 @@ class SimilarityWeights(BaseModel):
     layers: float = Field(0.1, ge=0)
 
 
+class SearchWeights(BaseModel):
+    """How much a search word counts by the field it is found in: a row ranks by the sum, over
+    the words, of the best field holding each (then by FTS5's bm25 with the same weights)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: what the incident was: its title and root causes name it
+    title: float = Field(8.0, ge=0)
+    root_causes: float = Field(8.0, ge=0)
+    #: what users and the fleet showed: the next best account of what happened
+    symptoms: float = Field(4.0, ge=0)
+    signals: float = Field(3.0, ge=0)
+    layers: float = Field(2.0, ge=0)
+    services: float = Field(2.0, ge=0)
+    #: the timeline, the chain, the remediation, people's notes
+    body: float = Field(1.0, ge=0)
+    #: what the incident was *not*: every draft lists every cause ruled out, and the past
+    #: incidents it resembled, so a word found only here ranks under any word found elsewhere
+    ruled_out: float = Field(0.1, ge=0)
+
+
 class PostmortemConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     weights: SimilarityWeights = SimilarityWeights()
+    search: SearchWeights = SearchWeights()
     #: below this a past incident is not "seen before": sharing one symptom (latency up) with
     #: nothing else scores about 0.2, sharing a root cause scores 0.45 or more
     min_score: float = Field(0.35, ge=0, le=1)

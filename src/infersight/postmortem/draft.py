@@ -15,6 +15,7 @@ from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.postmortem.config import PostmortemConfig
 from infersight.postmortem.frontmatter import FrontMatter, Signature, slug
 from infersight.postmortem.inputs import Action, Incident
+from infersight.postmortem.sections import RULED_OUT, SEEN_BEFORE, SYMPTOMS, UNEXPLAINED
 from infersight.postmortem.signature import from_diagnosis
 from infersight.report.firstscreen import figure
 from infersight.report.markdown import code, md
@@ -167,14 +168,16 @@ def _action_items(d: Diagnosis) -> list[str]:
 
 def body(incident: Incident, seen: Sequence[str] = ()) -> str:
     """The Markdown body; `seen` lines list similar past incidents when a library was given."""
-    d = incident.diagnosis
+    from infersight.runbooks.choose import for_diagnosis
+
+    d = for_diagnosis(incident.diagnosis)  # each runbook the one for the stack found
     out = [f"# {md(_title(d))}", "", BLAMELESS, "", "## Summary", "", md(d.summary), ""]
     out += [f"Diagnosis source: {md(incident.origin)}", ""] if incident.origin else []
     out += ["## Timeline", "", *_timeline(d, incident.actions), ""]
-    out += ["## Symptoms", "", *_symptoms(d), ""]
-    out += ["## Investigation: what was ruled out, and why", "", *_ruled_out(d), ""]
+    out += [f"## {SYMPTOMS}", "", *_symptoms(d), ""]
+    out += [f"## {RULED_OUT}", "", *_ruled_out(d), ""]
     if d.unexplained:
-        out += ["Changes no known cause explains:", ""]
+        out += [UNEXPLAINED, ""]
         out += [f"- {md(u.statement)}" for u in d.unexplained[:8]] + [""]
     out += ["## Root causes and the chain", "", *_roots(d), ""]
     out += ["## Remediation", "", "Suggested by the diagnosis:", ""]
@@ -188,7 +191,7 @@ def body(incident: Incident, seen: Sequence[str] = ()) -> str:
         "",
     ]
     if seen:
-        out += ["## Seen before", "", *[f"- {md(line)}" for line in seen], ""]
+        out += [f"## {SEEN_BEFORE}", "", *[f"- {md(line)}" for line in seen], ""]
     return "\n".join(out)
 
 

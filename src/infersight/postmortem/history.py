@@ -80,9 +80,14 @@ def seen_before(
 
 
 def search(
-    folder: str | os.PathLike[str], text: str, limit: int, cfg: PostmortemConfig | None = None
+    folder: str | os.PathLike[str],
+    text: str,
+    limit: int | None,
+    cfg: PostmortemConfig | None = None,
 ) -> tuple[list[Hit], Scan, Index]:
-    """Full-text search; the index is rebuilt first when the files changed."""
+    """Full-text search, best first (`limit` None: every row that matches); the index is
+    rebuilt first when the files changed. Rows that hold the words only among the causes
+    ruled out come last, marked (`Hit.ruled_out_only`)."""
     cfg = cfg or PostmortemConfig()
     lib = scan(folder, cfg)
     index = Index.open(Path(folder), lib, cfg)

@@ -70,6 +70,9 @@ class RootLine:
     path: str = ""
     #: where its work piled up, in words, when that is not the root itself
     piled_up: str = ""
+    #: the stack the runbook was chosen for and why, or why none could be ("" when it runs
+    #: anywhere)
+    runbook_note: str = ""
 
     @property
     def what(self) -> str:
@@ -90,8 +93,15 @@ class RootLine:
         return text
 
     @property
+    def runbook_line(self) -> str:
+        """ "lb-restore-endpoints-ingress-nginx, for kubernetes + ingress-nginx (…)" """
+        if not self.runbook:
+            return ""
+        return self.runbook + (f", {self.runbook_note}" if self.runbook_note else "")
+
+    @property
     def do(self) -> str:
-        runbook = f" (runbook: {self.runbook})" if self.runbook else ""
+        runbook = f" (runbook: {self.runbook_line})" if self.runbook else ""
         return self.remedy + runbook
 
 
@@ -235,6 +245,9 @@ def _confirmed_line(h: HypothesisResult) -> str:
 
 
 def first_screen(d: Diagnosis) -> FirstScreen:
+    from infersight.runbooks.choose import for_diagnosis, note_for
+
+    d = for_diagnosis(d)  # each runbook the one for the stack the exporters reveal
     v = build_view(d)
     seen = attribute(v.diagnosis).also_seen
     causes: dict[str, RootCause] = {rc.hypothesis: rc for rc in d.root_causes}
@@ -254,6 +267,7 @@ def first_screen(d: Diagnosis) -> FirstScreen:
                 figures=_figures(h) if h is not None else (),
                 todo=h.remedy if h is not None else "",
                 runbook=h.runbook if h is not None else None,
+                runbook_note=note_for(d, h.runbook) if h is not None and h.runbook else "",
                 open_check=not_ruled_out(h) if h is not None else None,
                 also_seen=also_seen_lines(seen.get(r.id, ())),
                 path=path_line(rc, _lead(h), causes) if rc is not None else "",

@@ -39,6 +39,10 @@ def diagnosis_document(
     `queries`: per signal a finding reads, the PromQL behind it (and its links, when the
     Prometheus or Grafana URL is known); then `seen_before`, the past incidents like it, when a
     postmortem library was searched (an empty list: nothing similar there)."""
+    from infersight.runbooks.choose import for_diagnosis
+
+    # each runbook the one for the stack the exporters reveal, and that stack in `source`
+    diagnosis = for_diagnosis(diagnosis)
     body = _finite(diagnosis.to_dict())
     doc = {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
     doc["queries"] = query_document(diagnosis, links)

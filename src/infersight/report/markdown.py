@@ -178,7 +178,8 @@ def _first_screen(d: Diagnosis) -> list[str]:
             out.append(f"   - Path: {md(r.path)}")
         out.append(f"   - Do: {md(r.remedy)}")
         if r.runbook:
-            out[-1] += f" Runbook: {code(r.runbook)}"
+            note = f" ({md(r.runbook_note)})" if r.runbook_note else ""
+            out[-1] += f" Runbook: {code(r.runbook)}{note}"
         if r.open_check:
             out.append(f"   - Not ruled out: {md(r.open_check)}")
         if r.also_seen:
@@ -240,7 +241,9 @@ def render_markdown(
     """The report as a Markdown document: the first screen and the queries behind it, the past
     incidents like it (when a postmortem library was searched), and with `full` everything
     else; `links`: where the queries open (Prometheus, Grafana)."""
-    d = diagnosis
+    from infersight.runbooks.choose import for_diagnosis
+
+    d = for_diagnosis(diagnosis)  # each runbook the one for the stack the exporters reveal
     out = ["# infersight diagnosis", "", *_first_screen(d)]
     if not full:
         out += _key_queries(d, links)

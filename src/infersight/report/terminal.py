@@ -130,7 +130,8 @@ def _root(
         remedy = screen.remedy if screen is not None else h.remedy
         lines.append(Text.assemble(("Remedy: ", "bold green"), remedy))
     if h is not None and h.runbook:
-        lines.append(Text.assemble(("Runbook: ", "bold green"), h.runbook))
+        book = screen.runbook_line if screen is not None else h.runbook
+        lines.append(Text.assemble(("Runbook: ", "bold green"), book))
     return Group(*lines)
 
 
@@ -274,7 +275,10 @@ def render_terminal(
 ) -> None:
     """Print the report: one screen, or everything with `full`; then the past incidents like
     it when a postmortem library was searched. User text is never read as rich markup."""
+    from infersight.runbooks.choose import for_diagnosis
+
     con = console or Console()
+    diagnosis = for_diagnosis(diagnosis)  # each runbook the one for the stack found
     for r in renderables(diagnosis) if full else short_renderables(diagnosis):
         con.print(r)
     for line in seen_lines(seen):

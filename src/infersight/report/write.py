@@ -71,7 +71,10 @@ def render(
     if fmt == "json":
         return render_json(diagnosis, links=links, seen=seen)
     if fmt == "html":
-        return render_html(diagnosis, windows, links=links, seen=seen)
+        from infersight.runbooks.choose import for_diagnosis
+
+        # the HTML names each root's runbook as the diagnosis holds it: the one for the stack
+        return render_html(for_diagnosis(diagnosis), windows, links=links, seen=seen)
     raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 

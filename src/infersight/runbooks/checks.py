@@ -1,19 +1,23 @@
-"""PromQL checks against a real Prometheus-compatible server.
+"""Checks: PromQL against a real Prometheus-compatible server, or a `kubectl get`.
 
-A check holds as an alerting rule fires: when its instant query returns at least one series
-(NaN values aside). Write it as a filter, `x > 0.5` or `x == 7` (empty when false), never with
-`bool` (which returns 0 rather than nothing), nor as a bare scalar (which always answers). An
-empty answer is "does not hold", and an unreachable server is "cannot tell": never held.
+A PromQL check holds as an alerting rule fires: when its instant query returns at least one
+series (NaN values aside). Write it as a filter, `x > 0.5` or `x == 7` (empty when false),
+never with `bool` (which returns 0 rather than nothing), nor as a bare scalar (which always
+answers). An empty answer is "does not hold", and an unreachable server is "cannot tell":
+never held. A `kubectl get` holds when kubectl answers (exit 0) with the text expected: no
+kubectl on this machine, or no cluster it can reach, and it fails, saying which.
 """
 
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from infersight.runbooks.model import Step
 from infersight.sources.errors import SourceError
 from infersight.sources.prometheus import PrometheusClient
 
@@ -23,10 +27,11 @@ Verdict = Literal["holds", "fails", "unknown"]
 @dataclass(frozen=True)
 class CheckResult:
     name: str
-    promql: str
+    promql: str  # "" for a command's check
     verdict: Verdict
     detail: str  # the values seen, or why none could be read
     evaluated_at: float
+    command: str = ""  # the command line of a `kubectl get` check
 
     @property
     def holds(self) -> bool:
@@ -90,3 +95,27 @@ class Checker:
             if left <= 0:
                 return result, tries
             time.sleep(min(every, left))
+
+
+def kubectl_check(
+    name: str, step: Step, expect: str | None, timeout: float, max_output: int, drain: float
+) -> CheckResult:
+    """A `kubectl get` (a rendered step) as a check: it must answer, with `expect` in it."""
+    from infersight.runbooks.actions import run_step
+
+    now, command = time.time(), step.describe()
+    if shutil.which("kubectl") is None:
+        why = "kubectl is not installed here (not on PATH): no cluster can be asked"
+        return CheckResult(name, "", "fails", why, now, command)
+    res = run_step(step, timeout, max_output, drain)
+    if not res.ok:
+        said = [ln.strip() for ln in res.error_output.splitlines() if ln.strip()]
+        why = said[-1] if said else res.detail  # kubectl's last line says what went wrong
+        return CheckResult(name, "", "fails", f"kubectl: {why}", now, command)
+    answer = " ".join(res.output.split())
+    if expect is not None and expect not in res.output:
+        why = f"kubectl answered {answer[:200]!r}, wanted {expect!r} in it"
+        return CheckResult(name, "", "fails", why, now, command)
+    if expect is None and not answer:
+        return CheckResult(name, "", "fails", "kubectl answered nothing", now, command)
+    return CheckResult(name, "", "holds", f"kubectl answered {answer[:200]!r}", now, command)

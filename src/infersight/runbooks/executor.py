@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from infersight.redact import MASK, Redactor
 from infersight.runbooks.actions import StepResult, run_step
 from infersight.runbooks.audit import AuditLog
-from infersight.runbooks.checks import Checker, CheckResult
+from infersight.runbooks.checks import Checker, CheckResult, kubectl_check
 from infersight.runbooks.config import DEFAULT_CONFIG, RunbookConfig
-from infersight.runbooks.model import Runbook, Step
+from infersight.runbooks.model import Precondition, Runbook, Step
 from infersight.runbooks.params import _FLOAT, _INT, Value, string_refusal
 from infersight.runbooks.template import TemplateError, names_in, render
 from infersight.timeparse import parse_duration
@@ -51,6 +51,8 @@ class RunReport:
     reason: str = ""
     #: drills: the rollback run after a verified run, to leave the target as it was
     restore: list[StepResult] = field(default_factory=list)
+    #: which stack the runbook was chosen for, and why ("" when it was named outright)
+    stack: str = ""
 
     @property
     def succeeded(self) -> bool:
@@ -72,6 +74,7 @@ class RunReport:
             "restore": [s.to_dict() for s in self.restore],
             "outcome": self.outcome,
             "reason": self.reason,
+            "stack": self.stack,
         }
 
 
@@ -144,17 +147,37 @@ class Runner:
         )
 
     def _checks(self) -> list[CheckResult]:
-        out = []
-        for c in self.book.preconditions:
-            out.append(self.checker.evaluate(c.name, render(c.promql, self.values)))
-        return out
+        return [self._check(c) for c in self.book.preconditions]
+
+    def _check(self, c: Precondition) -> CheckResult:
+        if c.promql is not None:
+            return self.checker.evaluate(c.name, render(c.promql, self.values))
+        step = Step(name=c.name, kubectl=c.kubectl)
+        try:
+            read = _rendered(step, self.values)
+        except (TemplateError, ValidationError) as exc:
+            return CheckResult(c.name, "", "fails", f"cannot be filled in: {exc}", time.time())
+        cfg = self.config
+        return kubectl_check(
+            c.name, read, c.expect, cfg.step_timeout_s, cfg.max_output_chars, cfg.drain_s
+        )
 
     def dry_run(self) -> RunReport:
+        """What would run, the checks evaluated now (a `kubectl get` precondition is run: it
+        only reads). Refused, as the real run would be, when a binary is missing or a
+        precondition fails; a check that cannot be evaluated (no Prometheus) is only said."""
         report = self._report("dry-run")
         report.preconditions = self._checks()
         if self.book.verify is not None:
             v = self.book.verify
             report.verify = self.checker.evaluate(v.name, render(v.promql, self.values))
+        failed = [c for c in report.preconditions if c.verdict == "fails"]
+        if report.missing:
+            report.outcome = "refused"
+            report.reason = f"missing binary: {', '.join(report.missing)}"
+        elif failed:
+            report.outcome = "refused"
+            report.reason = f"precondition {failed[0].name!r} fails: {failed[0].detail}"
         return report
 
     # -- for real --------------------------------------------------------------------------------

@@ -84,4 +84,18 @@ def load_library(extra_dirs: Iterable[Path | str] = ()) -> Library:
                 raise RunbookError(str(exc)) from None
             book = parse_runbook(text, str(f))
             books[book.id], origins[book.id] = book, str(f)
+    _one_per_stack(books, origins)
     return Library(tuple(sorted(books.values(), key=lambda b: b.id)), origins)
+
+
+def _one_per_stack(books: dict[str, Runbook], origins: dict[str, str]) -> None:
+    """Two ways of one remedy for the same stack leave nothing to choose between them."""
+    seen: dict[tuple[str, frozenset[str]], str] = {}
+    for book in sorted(books.values(), key=lambda b: b.id):
+        key = (book.remedy, frozenset(book.stack))
+        if key in seen:
+            stack = " + ".join(book.stack) or "any stack"
+            raise RunbookError(
+                f"{origins[book.id]}: stack: {seen[key]} already does {book.remedy} on {stack}"
+            )
+        seen[key] = book.id

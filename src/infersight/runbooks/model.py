@@ -10,12 +10,20 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from infersight.runbooks.params import Param
+from infersight.runbooks.stack import StackPart
 from infersight.runbooks.template import names_in
 from infersight.timeparse import parse_duration
 
 Target = Literal["lab", "kubernetes", "any"]
 KubectlAction = Literal[
-    "scale", "rollout-undo", "rollout-restart", "rollout-status", "cordon", "uncordon", "drain"
+    "get",
+    "scale",
+    "rollout-undo",
+    "rollout-restart",
+    "rollout-status",
+    "cordon",
+    "uncordon",
+    "drain",
 ]
 _ID = r"[a-z0-9][a-z0-9-]{0,62}"
 
@@ -84,18 +92,22 @@ class Command(_Strict):
 
 
 class Kubectl(_Strict):
-    """A Kubernetes change through `kubectl` (when it is installed)."""
+    """A Kubernetes change through `kubectl` (when it is installed), or a read (`get`)."""
 
     action: KubectlAction
-    resource: Word  # deployment/NAME, statefulset/NAME, or a node's name (cordon, drain)
+    resource: Word  # deployment/NAME, endpoints/NAME, or a node's name (cordon, drain)
     namespace: Word | None = None
     replicas: int | str | None = None
     context: Word | None = None
+    #: `get` only: kubectl's `-o` (e.g. `jsonpath={.spec.replicas}`)
+    output: Word | None = None
 
     @model_validator(mode="after")
     def _replicas(self) -> Kubectl:
         if (self.action == "scale") != (self.replicas is not None):
             raise ValueError("replicas: given for scale, and only for scale")
+        if self.output is not None and self.action != "get":
+            raise ValueError("output: given for get, and only for get")
         return self
 
     def argv(self) -> list[str]:
@@ -105,6 +117,8 @@ class Kubectl(_Strict):
         if self.namespace:
             head += ["--namespace", self.namespace]
         a = self.action
+        if a == "get":
+            return [*head, "get", self.resource, *(["-o", self.output] if self.output else [])]
         if a == "scale":
             return [*head, "scale", self.resource, f"--replicas={self.replicas}"]
         if a.startswith("rollout-"):
@@ -191,6 +205,32 @@ class Check(_Strict):
     promql: Annotated[str, BeforeValidator(_one_line)] = Field(min_length=1)
 
 
+class Precondition(_Strict):
+    """What must hold before anything runs: PromQL (as `Check`), or a `kubectl get` whose
+    answer must contain `expect` (any answer when unset). A read only: a dry run runs it."""
+
+    name: str = Field(min_length=1, max_length=120)
+    promql: Annotated[str | None, BeforeValidator(_one_line)] = None
+    kubectl: Kubectl | None = None
+    expect: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Precondition:
+        if (self.promql is None) == (self.kubectl is None):
+            raise ValueError("a precondition is exactly one of promql, kubectl")
+        if self.kubectl is not None and self.kubectl.action != "get":
+            raise ValueError("kubectl: a precondition only reads (action: get)")
+        if self.expect is not None and self.kubectl is None:
+            raise ValueError("expect: for a kubectl precondition")
+        return self
+
+    def describe(self) -> str:
+        """The query or the command, as one line."""
+        if self.kubectl is not None:
+            return shlex.join(self.kubectl.argv())
+        return self.promql or ""
+
+
 class Verify(Check):
     """A check that must turn true within `within` (evaluated every `every`)."""
 
@@ -216,16 +256,28 @@ class Runbook(_Strict):
     id: str = Field(pattern=f"^{_ID}$")
     title: str = Field(min_length=1, max_length=160)
     description: str = ""
+    #: the remedy this is one way of doing (a rule's `runbook:` names it); None: its own
+    variant_of: str | None = Field(None, pattern=f"^{_ID}$")
+    #: the parts of a stack its steps drive (all must be there for it to be chosen); empty:
+    #: whatever the stack (an HTTP admin endpoint of the serving library, a Redis command)
+    stack: list[StackPart] = Field(default_factory=list)
     #: where a drill may run it: `lab` (the live lab), `kubernetes` (needs a cluster), `any`
     targets: list[Target] = Field(default_factory=_anywhere)
     params: dict[str, Param] = Field(default_factory=dict)
-    preconditions: list[Check] = Field(default_factory=list)
+    preconditions: list[Precondition] = Field(default_factory=list)
     steps: list[Step] = Field(min_length=1)
     verify: Verify | None = None
     rollback: list[Step] = Field(default_factory=list)
 
+    @property
+    def remedy(self) -> str:
+        """The remedy it is a way of doing: what a rule names."""
+        return self.variant_of or self.id
+
     @model_validator(mode="after")
     def _placeholders(self) -> Runbook:
+        if self.variant_of == self.id:
+            raise ValueError("variant_of: the remedy's id, not this runbook's own")
         for name in self.params:
             if not re.fullmatch(r"[a-z_][a-z0-9_]{0,63}", name):
                 raise ValueError(f"params.{name}: a lower-case name (letters, digits, _)")

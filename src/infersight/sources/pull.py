@@ -62,6 +62,12 @@ class PullResult:
         }
 
     @property
+    def families(self) -> list[str]:
+        """The exporter families whose series fed the frame, in the order first used."""
+        used = (f for fams in self.per_signal_source.values() for f in fams.split(","))
+        return list(dict.fromkeys(f for f in used if f))
+
+    @property
     def all_failed(self) -> bool:
         """Every query sent failed: the missing data says nothing about the window."""
         return self.attempted > 0 and not self.frame.signals and bool(self.errors)
