@@ -52,9 +52,8 @@ def test_version() -> None:
 def test_help_documents_every_exit_code() -> None:
     for args in (["--help"], ["diagnose", "--help"], ["detect", "--help"]):
         text = " ".join(cli(*args).stdout.split())
-        assert "0 nothing wrong" in text or "0 no anomaly" in text, args
-        assert "1 findings" in text or "1 anomalies found" in text, args
-        assert "2 usage error" in text and "3 input or server error" in text, args
+        assert "0 nothing to act on" in text and "1 something to act on" in text, args
+        assert "2 usage error" in text and "3 cannot judge: input or server error" in text, args
 
 
 @pytest.mark.slow

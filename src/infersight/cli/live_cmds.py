@@ -59,7 +59,7 @@ def up(
             ),
         )
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json(
             {"dir": str(lab_dir), "gateway": lab.gateway_url, "prometheus": lab.prometheus_url}
@@ -82,7 +82,7 @@ def down(
     try:
         stopped = stack.down(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json({"stopped": stopped})
         return
@@ -100,7 +100,7 @@ def status(
         rows = stack.status(lab_dir)
         lab = stack.Lab.load(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     active = faults.active(lab)
     if as_json:
         print_json(
@@ -171,7 +171,7 @@ def fault(
         lab = stack.Lab.load(lab_dir)
         out = faults.clear(lab) if name == "clear" else [faults.inject(lab, name, replica, seconds)]
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json(out)
         return
@@ -201,7 +201,7 @@ def load(
     try:
         lab = stack.Lab.load(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     try:
         res = asyncio.run(run_load(lab.gateway_url, rate, seconds))
     except ValueError as exc:

@@ -13,6 +13,7 @@ from infersight.cli.common import (
     EXIT_USAGE,
     FormatOpt,
     JsonAliasOpt,
+    cannot_judge,
     console,
     err_console,
     fail,
@@ -97,12 +98,16 @@ def run(
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     except (RuntimeError, LabError) as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     try:
         write_text(out, json.dumps(result, indent=2) + "\n", overwrite=overwrite)
     except OutputError as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     finding = failed(result)
+    if not result["total"]["requests"]:  # nothing was measured: no verdict on the SLO either
+        if as_json:
+            print_json(result)
+        cannot_judge(finding or "no request was sent")
     if as_json:
         print_json(result)
         if finding:
