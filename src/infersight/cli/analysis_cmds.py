@@ -40,6 +40,7 @@ from infersight.cli.inputs import (
     PrometheusOptional,
     RateWindowOpt,
     WindowOpt,
+    coverage_of,
     gather,
     prometheus_or_env,
 )
@@ -106,7 +107,6 @@ def detect(
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
     as_json = wants_json(fmt, as_json)
-    from infersight.coverage import assess
     from infersight.detect import detect as run_detect
     from infersight.diagnose import diagnose as run_diagnose
 
@@ -122,7 +122,7 @@ def detect(
         run_cli(conn, window, mappings, as_json)
         return
     inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit, rate_window)
-    cov = assess(inputs.windows, inputs.missing, inputs.at)
+    cov = coverage_of(inputs)
     coverage = [c.__dict__ for c in cov.layers]
     if not cov.judged:
         if as_json:
@@ -382,7 +382,7 @@ def diagnose(
     inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
     if starts_at is not None and bundle is not None:
         alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
-    cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
+    cov = coverage_of(inputs)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
     else:

@@ -31,7 +31,7 @@ from infersight.cli.connection import (
     PrometheusOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import AT_HELP, check_grid, parse_at, pull_windows
+from infersight.cli.inputs import AT_HELP, check_grid, data_elsewhere, parse_at, pull_windows
 from infersight.exporters import load_catalog
 from infersight.timeparse import iso, parse_duration, promql_duration
 from infersight.windows import INCIDENT
@@ -192,6 +192,10 @@ def pull(
         if errors:  # the window may be fine: the queries are what failed
             also = f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else ""
             fail(f"nothing written: the queries failed: {errors[0]}{also}")
+        elsewhere = "" if report[INCIDENT]["attempted"] else data_elsewhere(client, catalog,
+                                                                            start, end)  # fmt: skip
+        if elsewhere:
+            fail(f"nothing written: {elsewhere}")
         fail(
             f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
             "Check --at/--window, and `infersight probe` for what the server has"
