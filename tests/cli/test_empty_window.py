@@ -1,7 +1,8 @@
 """An empty window says so (issue 39): a real Prometheus holding a vLLM fleet whose data ended
 two days ago, asked about the last hour, answers "cannot judge" naming the families it holds
 and the newest sample's time, with the `--at` to use, not "the source holds no metric of a
-known exporter" right after `probe` found them; with that `--at` the window is judged."""
+known exporter" right after `probe` found them; with that `--at` the window is judged, and
+`probe --at` shows what that window holds."""
 
 from __future__ import annotations
 
@@ -73,3 +74,11 @@ def test_an_empty_window_gives_the_newest_sample_and_the_at_to_use(
     judged = cli("diagnose", "-p", prom.url, "--at", m.group(2), "-f", "json")
     assert judged.returncode in (0, 1), judged.stderr
     assert json.loads(judged.stdout)["judged"] is True
+
+    # probe takes --at too: what the window of a `diagnose --at` holds
+    for at, families in (("now", []), (m.group(2), ["vllm"])):
+        r = cli("probe", "-p", prom.url, "--at", at, "-f", "json")
+        assert r.returncode == 0, r.stderr
+        assert set(families) <= set(json.loads(r.stdout)["families"]), (at, r.stdout[:300])
+        if not families:
+            assert json.loads(r.stdout)["families"] == []

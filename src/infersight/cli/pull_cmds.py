@@ -56,6 +56,22 @@ def _signal_list(text: str | None) -> list[str] | None:
 def probe(
     prometheus: PrometheusOpt,
     signals: SignalsOpt = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="Only the metrics with samples in the --window ending then: "
+            + AT_HELP
+            + " Default: every metric the server holds, at any time.",
+            metavar="TIME",
+        ),
+    ] = None,
+    window: Annotated[
+        str,
+        typer.Option(
+            "--window", help="With --at: the length of the window, 1h.", metavar="DURATION"
+        ),
+    ] = "1h",
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
@@ -69,23 +85,37 @@ def probe(
 ) -> None:
     """Which exporters a server has, which signals each layer is covered by, what is missing.
 
-    A missing signal is reported as unavailable, with the reason, never as healthy.
+    A missing signal is reported as unavailable, with the reason, never as healthy. With
+    --at, what the window a `diagnose --at` would read holds.
 
-    Example: infersight probe --prometheus http://localhost:9090
+    Examples: infersight probe --prometheus http://localhost:9090;
+    infersight probe -p http://localhost:9090 --at 02:30Z --window 1h
     """
     as_json = wants_json(fmt, as_json)
     from infersight.sources.probe import probe as run_probe
+
+    span: tuple[float | None, float | None] = (None, None)
+    if at is not None:
+        try:
+            end, length = parse_at(at), parse_duration(window)
+        except ValueError as exc:
+            fail(f"--at/--window: {exc}", EXIT_USAGE)
+        check_grid(length, 15.0, end)
+        span = (end - length, end)
+    elif window != "1h":
+        fail("--window applies with --at (without it, probe reads every metric name)", EXIT_USAGE)
 
     conn = Connection(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
         tuple(raise_limit or ()),
     )  # fmt: skip
-    result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals))
+    result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals), *span)
     if as_json:
         print_json(result.to_dict())
         return
+    within = "" if span[0] is None else f" with samples in {iso(span[0])} → {iso(span[1] or 0)}"
     console.print(
-        f"[bold]{markup_safe(result.url)}[/]: {len(result.metric_names)} metric names; "
+        f"[bold]{markup_safe(result.url)}[/]: {len(result.metric_names)} metric names{within}; "
         f"exporter families: {', '.join(result.families) or 'none recognised'}"
     )
     table = Table(title="coverage per layer (unavailable means unknown, not healthy)")
