@@ -166,14 +166,23 @@ def _shown(message: object, patterns: bool = False) -> str:
     return markup_safe(r.scrub(str(message)) if patterns else r.scrub_known(str(message)))
 
 
+def _quoted(message: object) -> str:
+    """A user error as printed: its first line is the error; the lines it quotes (a process's
+    log tail) follow, indented, as they were written, never as `\x0a` inside one line and
+    never as lines of their own that could read as another error."""
+    first, *rest = str(message).split("\n")
+    quoted = [f"\n    {_shown(line)}" for line in rest if line.strip()]
+    return _shown(first) + "".join(quoted)
+
+
 def main() -> None:
     try:
         guarded(app)
     except CommandError as exc:
-        err_console.print(f"[red]error:[/] {_shown(exc.message)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {_quoted(exc.message)}", highlight=False, soft_wrap=True)
         sys.exit(exc.code)
     except _user_errors() as exc:
-        err_console.print(f"[red]error:[/] {_shown(exc)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {_quoted(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INPUT)
     except KeyboardInterrupt:
         err_console.print("interrupted")
