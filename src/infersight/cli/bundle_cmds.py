@@ -140,7 +140,10 @@ def import_files(
     instance: Annotated[
         str | None,
         typer.Option(
-            "--instance", help="Instance label for samples without one (default: file stem)."
+            "--instance",
+            help="Instance label for samples without one. Default: successive scrapes of one "
+            "target are one instance named for what the files share (scrape-*.prom: scrape); "
+            "with --same-time, each file's stem.",
         ),
     ] = None,
     same_time: Annotated[
