@@ -182,8 +182,10 @@ def sweep_cmd(
     triton_input: Annotated[
         str, typer.Option("--triton-input", help="Triton input as NAME:DTYPE:DIMS.")
     ] = "INPUT0:FP32:16",
-    step: Annotated[str, typer.Option("--step", help="Load per step.")] = "5s",
-    warmup: Annotated[str, typer.Option("--warmup", help="Unmeasured start of each step.")] = "1s",
+    step: Annotated[str, typer.Option("--step", help="Load per step.", metavar="DURATION")] = "5s",
+    warmup: Annotated[
+        str, typer.Option("--warmup", help="Unmeasured start of each step.", metavar="DURATION")
+    ] = "1s",
     in_flight: Annotated[
         int, typer.Option("--in-flight", help="Batch sweeps: requests kept in flight.", min=1)
     ] = 1,
@@ -290,13 +292,19 @@ def concurrency(
         str, typer.Option("--per-batch-peak", help="M: peak VRAM one batch adds, e.g. 6GiB.")
     ],
     batch_latency: Annotated[
-        str, typer.Option("--batch-latency", help="L: one batch's time on the GPU, e.g. 120ms.")
+        str,
+        typer.Option(
+            "--batch-latency",
+            help="L: one batch's time on the GPU, e.g. 120ms.",
+            metavar="DURATION",
+        ),
     ],
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="b: requests in one batch.", min=1)
     ] = 1,
     target_p99: Annotated[
-        str | None, typer.Option("--target-p99", help="The p99 to hold, e.g. 500ms.")
+        str | None,
+        typer.Option("--target-p99", help="The p99 to hold, e.g. 500ms.", metavar="DURATION"),
     ] = None,
     reserved: Annotated[
         str, typer.Option("--reserved", help="VRAM held whatever the load (weights, runtime).")

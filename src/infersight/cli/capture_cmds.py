@@ -54,7 +54,9 @@ def capture(
     at: Annotated[
         str, typer.Option("--at", help="The moment to capture. " + AT_HELP, metavar="TIME")
     ] = "now",
-    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    step: Annotated[
+        str, typer.Option("--step", help="Resolution of the time grid.", metavar="DURATION")
+    ] = "15s",
     rate_window: Annotated[
         str | None,
         typer.Option(
@@ -69,6 +71,7 @@ def capture(
         str,
         typer.Option(
             "--baselines",
+            metavar="DURATIONS",
             help="Also pull the window shifted back by each of these, for the detectors' "
             "baselines; `none` to skip.",
         ),
@@ -103,7 +106,9 @@ def capture(
     part_timeout: Annotated[
         str,
         typer.Option(
-            "--part-timeout", help="Time each part (stacks, logs, GPU, ...) may take at most."
+            "--part-timeout",
+            help="Time each part (stacks, logs, GPU, ...) may take at most.",
+            metavar="DURATION",
         ),
     ] = "60s",
     overwrite: Annotated[

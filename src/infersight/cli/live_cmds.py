@@ -140,7 +140,8 @@ def fault(
     name: Annotated[str, typer.Argument(help="A fault (see --help), or `clear`.")],
     replica: Annotated[int, typer.Option("--replica", min=0, help="Which replica.")] = 0,
     duration: Annotated[
-        str | None, typer.Option("--for", help="Clear it by itself after this long (10m).")
+        str | None,
+        typer.Option("--for", help="Clear it by itself after this long (10m).", metavar="DURATION"),
     ] = None,
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
@@ -183,7 +184,9 @@ def fault(
 
 def load(
     rate: Annotated[float, typer.Option("--rate", help="Requests per second (open loop).")] = 8.0,
-    duration: Annotated[str, typer.Option("--duration", help="How long (2m, 1h).")] = "2m",
+    duration: Annotated[
+        str, typer.Option("--duration", help="How long (2m, 1h).", metavar="DURATION")
+    ] = "2m",
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,

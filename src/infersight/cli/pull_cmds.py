@@ -149,7 +149,9 @@ def pull(
     at: Annotated[
         str, typer.Option("--at", help="End of the window. " + AT_HELP, metavar="TIME")
     ] = "now",
-    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    step: Annotated[
+        str, typer.Option("--step", help="Resolution of the time grid.", metavar="DURATION")
+    ] = "15s",
     rate_window_opt: Annotated[
         str,
         typer.Option(
@@ -162,6 +164,7 @@ def pull(
         str,
         typer.Option(
             "--baselines",
+            metavar="DURATIONS",
             help="Also pull the same window shifted back by each of these (for the detectors' "
             "baselines: the hour before, yesterday, last week); `none` to skip.",
         ),

@@ -45,8 +45,15 @@ def run(
     users: Annotated[
         int, typer.Option("--users", min=1, help="Peak paced users (1 req/s each).")
     ] = 10,
-    duration: Annotated[str, typer.Option("--duration", help="Whole run: 5m, 90s.")] = "5m",
-    slo_p99: Annotated[float, typer.Option("--slo-p99", help="SLO: P99 at most (s).")] = 1.0,
+    duration: Annotated[
+        str, typer.Option("--duration", help="Whole run: 5m, 90s.", metavar="DURATION")
+    ] = "5m",
+    slo_p99: Annotated[
+        str,
+        typer.Option(
+            "--slo-p99", help="SLO: P99 at most: 1s, 500ms (bare: seconds).", metavar="DURATION"
+        ),
+    ] = "1s",
     slo_errors: Annotated[
         float, typer.Option("--slo-errors", help="SLO: error ratio at most.")
     ] = 0.01,
@@ -79,6 +86,10 @@ def run(
     from infersight.timeparse import parse_duration
 
     try:
+        slo_p99_s = parse_duration(slo_p99)
+    except ValueError as exc:
+        fail(f"--slo-p99: {exc}", EXIT_USAGE)
+    try:
         seconds = parse_duration(duration)
         check_output(out, overwrite=overwrite)
     except ValueError as exc:
@@ -93,7 +104,7 @@ def run(
         err_console.print(f"[dim]· {markup_safe(profile)} for {duration}, up to {users} users[/]")
     try:
         result = run_profile(
-            url, profile, users, seconds, Slo(slo_p99, slo_errors), lab_dir, prometheus
+            url, profile, users, seconds, Slo(slo_p99_s, slo_errors), lab_dir, prometheus
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
