@@ -134,8 +134,9 @@ def sim(
         task = bar.add_task(f"simulating {markup_safe(scenario)}", total=100)
 
         def progress(stage: str, frac: float) -> None:
-            what = f"writing {markup_safe(out)}" if stage == "writing" else None
-            bar.update(task, completed=int(frac * 100), **({"description": what} if what else {}))
+            if stage == "writing":
+                bar.update(task, description=f"writing {markup_safe(out)}")
+            bar.update(task, completed=int(frac * 100))
 
         def announce(message: str) -> None:  # the size, before the file is written
             if not as_json:

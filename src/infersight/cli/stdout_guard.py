@@ -70,7 +70,7 @@ class NoLeadingBlankLines:
 def guarded(run: Callable[[], object]) -> None:
     """Run the command, then flush stdout; an OSError writing stdout becomes one line."""
     real = sys.stdout
-    sys.stdout = NoLeadingBlankLines(real)  # type: ignore[assignment]
+    sys.stdout = NoLeadingBlankLines(real)
     try:
         _run(run)
     finally:
