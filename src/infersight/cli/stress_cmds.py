@@ -181,8 +181,8 @@ def compare(
         a, b = load_run(run_a), load_run(run_b)
         band = noise_band([load_run(p) for p in band_from]) if band_from else None
         result = compare_runs(a, b, band)
-    except RunFileError as exc:
-        fail(str(exc), EXIT_USAGE)
+    except RunFileError as exc:  # a file that is not a run: bad input, nothing to compare
+        fail(str(exc))
     if out is not None:
         from infersight.safe_write import OutputError, write_text
         from infersight.stress.html import render
