@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from infersight.bundle import write_bundle
 from infersight.capacity.vram import RATIO, USED, vram_report
 from infersight.cli import app
+from infersight.cli.common import CommandError
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.lab.live.servers import LocalPrometheus
 
@@ -106,3 +107,40 @@ def test_vram_from_prometheus_over_a_week(
     assert abs(a["peak_at"] - (end - (n - 700) * STEP)) <= STEP
     assert rows["gpu-b"]["status"] == "tight" and rows["gpu-c"]["status"] == "ok"
     assert a["card_bytes"] == pytest.approx(CARD, rel=1e-3)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_vram_reads_the_history_up_to_at(
+    tmp_path: Path, prometheus_with_backfill: Callable[[Sequence[Path]], LocalPrometheus]
+) -> None:
+    """`--at` on a server (issue 39): history that ended four days ago is read up to that
+    moment; without it the same two days up to now hold no VRAM at all ("cannot judge")."""
+    n = 800  # under three days of 5-minute samples, gpu-a's peak at sample 700
+    end = float(int(time.time() // STEP * STEP)) - 4 * 86400
+    prom = prometheus_with_backfill([_openmetrics(tmp_path / "dcgm.om", end, n)])
+    now = runner.invoke(app, ["capacity", "vram", "-p", prom.url, "--days", "2", "--json"])
+    assert now.exit_code == 3, now.output
+    then = runner.invoke(
+        app, ["capacity", "vram", "-p", prom.url, "--days", "2", "--at", f"{end:.0f}", "--json"]
+    )
+    assert then.exit_code == 1, then.output  # gpu-a at risk, as over the whole history
+    rows = {r["instance"]: r for r in json.loads(then.stdout)["instances"]}
+    assert rows["gpu-a"]["status"] == "at_risk"
+    assert abs(rows["gpu-a"]["peak_at"] - (end - (n - 700) * STEP)) <= STEP
+    tomorrow = f"{time.time() + 86400:.0f}"
+    later = runner.invoke(app, ["capacity", "vram", "-p", prom.url, "--at", tomorrow])
+    assert isinstance(later.exception, CommandError) and later.exception.code == 2
+    assert "in the future" in later.exception.message
+
+
+def test_vram_from_a_bundle_up_to_at(tmp_path: Path) -> None:
+    start = time.time() - 2016 * STEP
+    bundle = write_bundle(
+        tmp_path / "b.tar.gz", {"incident": _frame(start, 2016)}, {"kind": "test"}
+    )
+    before_peak = f"{start + 600 * STEP:.0f}"  # gpu-a's 93% peak is at sample 700
+    res = runner.invoke(app, ["capacity", "vram", str(bundle), "--at", before_peak, "--json"])
+    assert res.exit_code == 0, res.output  # gpu-a not at risk yet, gpu-b tight: no action
+    rows = {r["instance"]: r for r in json.loads(res.stdout)["instances"]}
+    assert rows["gpu-a"]["status"] != "at_risk" and rows["gpu-a"]["peak_share"] < 0.7

@@ -32,6 +32,26 @@ def test_signals_filter_by_layer_and_exporter_with_promql() -> None:
     assert "/ 1000" in rows[0]["promql"][0]["expr"]  # Milvus ms → s at the edge
 
 
+@pytest.mark.slow
+def test_signals_promql_piped_prints_each_expression_whole_on_its_line() -> None:
+    """`signals --promql` piped wrapped PromQL inside a table cell, where it cannot be copied
+    (issue 39): piped, or with --plain, each expression is a line of its own, as written."""
+    rows = json.loads(runner.invoke(app, ["signals", "-e", "vllm", "--promql", "--json"]).stdout)
+    exprs = [p["expr"] for r in rows for p in r["promql"]]
+    assert any(len(e) > 80 for e in exprs)  # wider than a terminal's table cell
+    piped = subprocess.run(
+        [sys.executable, "-c", "from infersight.cli import main; main()", "signals", "-e", "vllm",
+         "--promql"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    lines = piped.stdout.splitlines()
+    assert [ln.removeprefix("  vllm: ") for ln in lines if ln.startswith("  vllm: ")] == exprs
+    assert "│" not in piped.stdout and "┃" not in piped.stdout
+    asked = runner.invoke(app, ["signals", "-e", "vllm", "--promql", "--plain"])
+    assert asked.exit_code == 0 and asked.stdout == piped.stdout
+
+
 def test_exporters_table_and_json() -> None:
     res = runner.invoke(app, ["exporters", "--json"])
     fams = {r["family"] for r in json.loads(res.stdout)}

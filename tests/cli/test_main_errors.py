@@ -116,3 +116,30 @@ def test_a_bundle_whose_source_reads_as_markup_is_shown_as_typed(
     assert exit_.value.code == 0
     assert "url=http://h/[/]" in out and '"team": "[bold]ml[/]"' in out
     assert "no series [/] here" in out and "logs/0-[red].log" in out
+
+
+def test_an_error_quoting_a_log_prints_its_lines_not_escapes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`lab up` quoting Redis's log printed one line full of literal `\\x0a` (issue 39): the
+    error stays the first line, the quoted lines follow indented, control characters in them
+    still shown, never sent."""
+    from infersight.cli.common import CommandError
+
+    def boom() -> None:
+        raise CommandError(
+            "redis exited before it was ready; its log ends:\n\n*** FATAL CONFIG FILE ERROR ***\n"
+            ">>> 'dir \"lab/redis\"'\nerror: forged\x1b[2J"
+        )
+
+    monkeypatch.setattr(cli, "app", boom)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 3
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "error: redis exited before it was ready; its log ends:"
+    assert lines[1:] == [
+        "    *** FATAL CONFIG FILE ERROR ***",
+        "    >>> 'dir \"lab/redis\"'",
+        "    error: forged\\x1b[2J",
+    ]

@@ -172,3 +172,22 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_crlf_and_comments() -> None:
     text = "# just a comment\r\n# HELP a help\r\na 1\r\n\r\n"
     assert one(parse_exposition(text, start=0, interval=1), "a")[1] == [1.0]
+
+
+def test_successive_scrapes_of_one_target_are_one_instance(tmp_path: Path) -> None:
+    """Eight saved scrapes of one /metrics (issue 39): one instance's time series, named for
+    what the files share, not eight instances named for the files."""
+    paths = []
+    for k in range(8):
+        p = tmp_path / f"scrape-{k + 1:03d}.prom"
+        p.write_text(f"# TYPE q gauge\nq {k}\n")
+        paths.append(p)
+    store = read_exposition(paths, start=0.0, interval=15.0)
+    assert {s.label_map["instance"] for s in store} == {"scrape"}
+    assert one(store, "q", instance="scrape") == (
+        [15.0 * k for k in range(8)],
+        [*map(float, range(8))],
+    )
+    # different targets scraped at the same moments keep one instance per file
+    per_file = read_exposition(paths[:2], start=0.0, interval=15.0, clock="per_file")
+    assert {s.label_map["instance"] for s in per_file} == {"scrape-001", "scrape-002"}

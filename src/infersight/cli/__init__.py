@@ -44,7 +44,7 @@ app = typer.Typer(
     help=(
         "Which layer of your AI inference service broke, and why, with the evidence.\n\n"
         "Start with `infersight demo`; point it at your Prometheus with "
-        "`infersight probe --prometheus URL`.\n\n" + EXIT_CODES_HELP
+        "`infersight probe --prometheus URL`."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -95,6 +95,20 @@ app.add_typer(runbook_cmds.app, name="runbook")
 app.add_typer(capacity_cmds.app, name="capacity")
 app.add_typer(alerts_cmds.alerts_app, name="alerts")
 app.add_typer(alerts_cmds.dashboards_app, name="dashboards")
+
+
+def _ends_with_exit_codes(t: typer.Typer) -> None:
+    """Every command's and group's --help ends with the one exit-code table."""
+    t.info.epilog = EXIT_CODES_HELP
+    for command in t.registered_commands:
+        command.epilog = EXIT_CODES_HELP
+    for group in t.registered_groups:
+        group.epilog = EXIT_CODES_HELP
+        if group.typer_instance is not None:
+            _ends_with_exit_codes(group.typer_instance)
+
+
+_ends_with_exit_codes(app)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -152,14 +166,23 @@ def _shown(message: object, patterns: bool = False) -> str:
     return markup_safe(r.scrub(str(message)) if patterns else r.scrub_known(str(message)))
 
 
+def _quoted(message: object) -> str:
+    """A user error as printed: its first line is the error; the lines it quotes (a process's
+    log tail) follow, indented, as they were written, never as `\x0a` inside one line and
+    never as lines of their own that could read as another error."""
+    first, *rest = str(message).split("\n")
+    quoted = [f"\n    {_shown(line)}" for line in rest if line.strip()]
+    return _shown(first) + "".join(quoted)
+
+
 def main() -> None:
     try:
         guarded(app)
     except CommandError as exc:
-        err_console.print(f"[red]error:[/] {_shown(exc.message)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {_quoted(exc.message)}", highlight=False, soft_wrap=True)
         sys.exit(exc.code)
     except _user_errors() as exc:
-        err_console.print(f"[red]error:[/] {_shown(exc)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {_quoted(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INPUT)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,7 +13,6 @@ from rich.table import Table
 
 from infersight.cli.catalog_cmds import MappingsOpt
 from infersight.cli.common import (
-    EXIT_FINDINGS,
     EXIT_USAGE,
     FormatOpt,
     JsonAliasOpt,
@@ -34,12 +34,14 @@ from infersight.cli.connection import (
     LimitOpt,
     TimeoutOpt,
 )
+from infersight.cli.exit_codes import verdict
 from infersight.cli.inputs import (
     AtOpt,
     BundleArg,
     PrometheusOptional,
     RateWindowOpt,
     WindowOpt,
+    coverage_of,
     gather,
     prometheus_or_env,
 )
@@ -50,7 +52,8 @@ from infersight.units import format_value
 from infersight.windows import INCIDENT
 
 if TYPE_CHECKING:
-    from infersight.diagnose.result import Diagnosis
+    from infersight.detect.result import DetectionResult
+    from infersight.diagnose.result import Diagnosis, LayerCoverage
     from infersight.report.seen_before import PastIncident
 
 
@@ -98,17 +101,15 @@ def detect(
 ) -> None:
     """What deviates from yesterday, last week and the hour before, since when, and how widely.
 
-    Exit codes: 0 no anomaly; 1 anomalies found; 2 usage error; 3 input or server error, or
-    cannot judge: nothing could be read (no series, every query failed, only NaN), or "no
-    anomaly" would rest on nothing (one time point; no baseline to compare with).
+    The exit status is the diagnosis's verdict on the same window (as `diagnose` exits): 1
+    only when something is to act on, not for every deviation listed; 3 (cannot judge) when
+    nothing could be read or an all-clear would rest on nothing (one time point; no baseline).
 
     Examples: infersight detect incident.tar.gz; infersight detect -p http://prom:9090 --window 1h
     """
     as_json = wants_json(fmt, as_json)
-    from infersight.coverage import assess
     from infersight.detect import detect as run_detect
-    from infersight.grounds import why_no_anomaly_is_not_clear as no_anomaly_unclear
-    from infersight.report.view import coverage_note
+    from infersight.diagnose import diagnose as run_diagnose
 
     prometheus = prometheus_or_env(bundle, prometheus)
     conn = _conn(
@@ -122,7 +123,7 @@ def detect(
         run_cli(conn, window, mappings, as_json)
         return
     inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit, rate_window)
-    cov = assess(inputs.windows, inputs.missing, inputs.at)
+    cov = coverage_of(inputs)
     coverage = [c.__dict__ for c in cov.layers]
     if not cov.judged:
         if as_json:
@@ -137,58 +138,83 @@ def detect(
             )
         cannot_judge(cov.reason)
     result = run_detect(inputs.windows, at=inputs.at)
-    unclear = (
-        ""
-        if result.anomalies
-        else no_anomaly_unclear(cov.points, cov.references, cov.span_s, cov.doubts)
-    )
+    # the exit status is the diagnosis's verdict on the same windows (one voice: detect and
+    # diagnose never disagree on whether there is something to act on); a deviation no rule
+    # reads as a failure and weaker than an incident is listed, not acted on
+    diagnosis = run_diagnose(inputs.windows, detection=result, at=inputs.at, source=inputs.source)
+    code = verdict(diagnosis.healthy, diagnosis.judged)
+    reason = diagnosis.summary.removeprefix("Cannot judge: ") if not diagnosis.judged else ""
     if as_json:
         print_json(
             {
                 **result.to_dict(),
-                "judged": not unclear,
-                **({"healthy": False, "reason": unclear} if unclear else {}),
+                "judged": diagnosis.judged,
+                "healthy": diagnosis.healthy,
+                **({"reason": reason} if reason else {}),
+                "root_causes": [r.hypothesis for r in diagnosis.root_causes],
                 "coverage": coverage,
                 "missing_signals": inputs.missing,
             }
         )
-    if unclear:  # "no anomaly" against nothing but the window itself is no verdict
-        cannot_judge(unclear)
-    else:
-        scope = result.scope
+    elif diagnosis.judged or result.anomalies:  # what deviates, even where nothing is judged
+        _print_anomalies(result, cov.layers, inputs.missing, limit)
+        if diagnosis.judged:
+            console.print(_verdict_line(diagnosis, len(result.anomalies)), highlight=False)
+    if not diagnosis.judged:
+        cannot_judge(reason)
+    raise typer.Exit(code)
+
+
+def _verdict_line(diagnosis: Diagnosis, anomalies: int) -> str:
+    """The one line that says what the exit status says."""
+    if diagnosis.healthy:
+        below = f": {anomalies} deviations, none an incident" if anomalies else ": no anomaly"
+        return f"[bold green]nothing to act on[/]{below}"
+    roots = [markup_safe(r.hypothesis) for r in diagnosis.root_causes[:3]]
+    what = ", ".join(roots) if roots else "changes no known cause explains"
+    return f"[bold red]something to act on[/]: {what}; `infersight diagnose` says why"
+
+
+def _print_anomalies(
+    result: DetectionResult,
+    layers: Sequence[LayerCoverage],
+    missing: Mapping[str, str],
+    limit: int,
+) -> None:
+    from infersight.report.view import coverage_note
+
+    scope = result.scope
+    console.print(
+        markup_safe(
+            f"scope: {scope.requests} of the requests ({scope.requests_why}); "
+            f"{scope.timing} ({scope.timing_why}); {scope.instances} ({scope.instances_why})"
+        ).replace("scope:", "[bold]scope[/]:", 1)
+    )
+    note = coverage_note(tuple(layers))
+    if note:
+        console.print(f"[yellow]{markup_safe(note)}[/]")
+    if result.unavailable_baselines:
         console.print(
-            markup_safe(
-                f"scope: {scope.requests} of the requests ({scope.requests_why}); "
-                f"{scope.timing} ({scope.timing_why}); {scope.instances} ({scope.instances_why})"
-            ).replace("scope:", "[bold]scope[/]:", 1)
+            "[yellow]baselines unavailable[/]: "
+            + markup_safe(", ".join(result.unavailable_baselines))
         )
-        note = coverage_note(cov.layers)
-        if note:
-            console.print(f"[yellow]{markup_safe(note)}[/]")
-        if result.unavailable_baselines:
-            console.print(
-                "[yellow]baselines unavailable[/]: "
-                + markup_safe(", ".join(result.unavailable_baselines))
-            )
-        table = Table(title=f"{len(result.anomalies)} anomalies (strongest first)")
-        for col in ("signal", "instance", "kind", "onset", "baseline", "observed", "score"):
-            table.add_column(col, no_wrap=col in ("signal", "onset"))
-        for a in result.anomalies[:limit]:
-            unit = all_signals()[a.signal].unit if a.signal in all_signals() else ""
-            table.add_row(
-                markup_safe(a.signal),
-                markup_safe(a.instance),
-                a.kind,
-                iso(a.onset)[11:16],
-                format_value(a.baseline, unit),
-                format_value(a.observed, unit),
-                f"{a.score:.1f}",
-            )
-        console.print(table)
-        if inputs.missing:
-            console.print(f"{len(inputs.missing)} signals unavailable: not checked, not healthy")
-    if result.anomalies:
-        raise typer.Exit(EXIT_FINDINGS)
+    table = Table(title=f"{len(result.anomalies)} anomalies (strongest first)")
+    for col in ("signal", "instance", "kind", "onset", "baseline", "observed", "score"):
+        table.add_column(col, no_wrap=col in ("signal", "onset"))
+    for a in result.anomalies[:limit]:
+        unit = all_signals()[a.signal].unit if a.signal in all_signals() else ""
+        table.add_row(
+            markup_safe(a.signal),
+            markup_safe(a.instance),
+            a.kind,
+            iso(a.onset)[11:16],
+            format_value(a.baseline, unit),
+            format_value(a.observed, unit),
+            f"{a.score:.1f}",
+        )
+    console.print(table)
+    if missing:
+        console.print(f"{len(missing)} signals unavailable: not checked, not healthy")
 
 
 ReportFormat = Annotated[
@@ -303,9 +329,9 @@ def diagnose(
     every hypothesis confirmed, refuted or inconclusive (naming the missing signals), and ranks
     the root causes. Prints the answer on one screen; -v/--full prints everything.
 
-    Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error, or
-    cannot judge: nothing could be read (no series, every query failed, only NaN), or "nothing
-    is wrong" would rest on nothing (one time point; no cause checkable; no baseline).
+    Exit 1 when something is to act on; 3 (cannot judge) when nothing could be read (no
+    series, every query failed, only NaN) or "nothing is wrong" would rest on nothing (one time
+    point; no cause checkable; no baseline).
 
     Examples:
 
@@ -360,7 +386,7 @@ def diagnose(
         alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
     if starts_at is not None:  # the HTML timeline marks it
         inputs.source[ALERT_KEY] = iso(starts_at)
-    cov = coverage.assess(inputs.windows, inputs.missing, inputs.at)
+    cov = coverage_of(inputs)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
     else:
@@ -389,5 +415,4 @@ def diagnose(
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not diagnosis.judged:
         cannot_judge(diagnosis.summary)
-    if not diagnosis.healthy:
-        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(verdict(diagnosis.healthy))

@@ -131,6 +131,7 @@ def import_files(
         str | None,
         typer.Option(
             "--interval",
+            metavar="DURATION",
             help="Time between untimestamped scrapes (each file, or each `# EOF` block, is one).",
         ),
     ] = None,
@@ -140,7 +141,10 @@ def import_files(
     instance: Annotated[
         str | None,
         typer.Option(
-            "--instance", help="Instance label for samples without one (default: file stem)."
+            "--instance",
+            help="Instance label for samples without one. Default: successive scrapes of one "
+            "target are one instance named for what the files share (scrape-*.prom: scrape); "
+            "with --same-time, each file's stem.",
         ),
     ] = None,
     same_time: Annotated[
@@ -156,9 +160,14 @@ def import_files(
         typer.Option("--metric-name", help="Metric name for query_range series without __name__."),
     ] = None,
     step: Annotated[
-        str | None, typer.Option("--step", help="Grid resolution (default: --interval or 15s).")
+        str | None,
+        typer.Option(
+            "--step", help="Grid resolution (default: --interval or 15s).", metavar="DURATION"
+        ),
     ] = None,
-    window: Annotated[str, typer.Option("--rate-window", help="Window of rate().")] = "5m",
+    window: Annotated[
+        str, typer.Option("--rate-window", help="Window of rate().", metavar="DURATION")
+    ] = "5m",
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing bundle.")
     ] = False,

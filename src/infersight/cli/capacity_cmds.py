@@ -32,7 +32,7 @@ from infersight.cli.connection import (
     LimitOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import BundleArg, PrometheusOptional
+from infersight.cli.inputs import AT_HELP, FUTURE_SLACK_S, BundleArg, PrometheusOptional, parse_at
 
 if TYPE_CHECKING:
     from infersight.capacity import BatchAdvice, Sweep
@@ -182,8 +182,10 @@ def sweep_cmd(
     triton_input: Annotated[
         str, typer.Option("--triton-input", help="Triton input as NAME:DTYPE:DIMS.")
     ] = "INPUT0:FP32:16",
-    step: Annotated[str, typer.Option("--step", help="Load per step.")] = "5s",
-    warmup: Annotated[str, typer.Option("--warmup", help="Unmeasured start of each step.")] = "1s",
+    step: Annotated[str, typer.Option("--step", help="Load per step.", metavar="DURATION")] = "5s",
+    warmup: Annotated[
+        str, typer.Option("--warmup", help="Unmeasured start of each step.", metavar="DURATION")
+    ] = "1s",
     in_flight: Annotated[
         int, typer.Option("--in-flight", help="Batch sweeps: requests kept in flight.", min=1)
     ] = 1,
@@ -290,13 +292,19 @@ def concurrency(
         str, typer.Option("--per-batch-peak", help="M: peak VRAM one batch adds, e.g. 6GiB.")
     ],
     batch_latency: Annotated[
-        str, typer.Option("--batch-latency", help="L: one batch's time on the GPU, e.g. 120ms.")
+        str,
+        typer.Option(
+            "--batch-latency",
+            help="L: one batch's time on the GPU, e.g. 120ms.",
+            metavar="DURATION",
+        ),
     ],
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="b: requests in one batch.", min=1)
     ] = 1,
     target_p99: Annotated[
-        str | None, typer.Option("--target-p99", help="The p99 to hold, e.g. 500ms.")
+        str | None,
+        typer.Option("--target-p99", help="The p99 to hold, e.g. 500ms.", metavar="DURATION"),
     ] = None,
     reserved: Annotated[
         str, typer.Option("--reserved", help="VRAM held whatever the load (weights, runtime).")
@@ -362,7 +370,19 @@ def vram(
     days: Annotated[
         float, typer.Option("--days", help="History to read (live servers).", min=0.01)
     ] = 7.0,
-    step: Annotated[str, typer.Option("--step", help="Resolution of the history (live).")] = "5m",
+    step: Annotated[
+        str,
+        typer.Option("--step", help="Resolution of the history (live).", metavar="DURATION"),
+    ] = "5m",
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="The end of the history read: " + AT_HELP + " Default: now (live), the end of "
+            "the bundle.",
+            metavar="TIME",
+        ),
+    ] = None,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
     bearer_token: BearerOpt = None,
@@ -380,6 +400,7 @@ def vram(
 
     Examples:
       infersight capacity vram -p http://prometheus:9090 --days 7
+      infersight capacity vram -p http://prometheus:9090 --days 7 --at 2026-12-01T00:00Z
       infersight capacity vram incident.tar.gz
     """
     as_json = wants_json(fmt, as_json)
@@ -397,6 +418,18 @@ def vram(
             frame = read_bundle(bundle, current(raise_limit or ())).frame
         except (BundleError, LimitError) as exc:
             fail(str(exc))
+        if at is not None:  # the bundle's history up to that moment
+            try:
+                until = parse_at(at, anchor=frame.end + frame.step)
+            except ValueError as exc:
+                fail(f"--at: {exc}", EXIT_USAGE)
+            if not frame.start <= until <= frame.end + frame.step:
+                fail(
+                    f"--at {iso(until)} lies outside the bundle's window "
+                    f"{iso(frame.start)} → {iso(frame.end)}",
+                    EXIT_USAGE,
+                )
+            frame = frame.slice_time(frame.start, until)
     else:
         from infersight.cli.connection import Connection
         from infersight.exporters import load_catalog
@@ -406,8 +439,11 @@ def vram(
 
         try:
             step_s = parse_duration(step)
+            end = parse_at(at) if at is not None else parse_time("now")
         except ValueError as exc:
-            fail(f"--step: {exc}", EXIT_USAGE)
+            fail(f"--step/--at: {exc}", EXIT_USAGE)
+        if end > parse_time("now") + FUTURE_SLACK_S:
+            fail(f"--at {iso(end)} is in the future; use now or an earlier time", EXIT_USAGE)
         try:  # the history's grid, refused before a query is sent
             points = int(days * 86400.0 / step_s) + 1
             current(raise_limit or ()).check_grid(points, 1, f"--days {days:g} at --step {step}")
@@ -418,7 +454,6 @@ def vram(
             prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
             tuple(raise_limit or ()),
         )  # fmt: skip
-        end = parse_time("now")
         with progress_bar("pulling VRAM history", enabled=not as_json) as update:
             frame = pull(
                 conn.client(), load_catalog([]), end - days * 86400.0, end, step_s, list(SIGNALS),

@@ -11,10 +11,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from infersight.cli.common import (
-    EXIT_FINDINGS,
     EXIT_USAGE,
     FormatOpt,
     JsonAliasOpt,
+    cannot_judge,
     console,
     err_console,
     fail,
@@ -33,6 +33,7 @@ from infersight.cli.connection import (
     TimeoutOpt,
     resolve_deadline,
 )
+from infersight.cli.exit_codes import verdict
 from infersight.cli.inputs import AT_HELP, PrometheusOptional, parse_at
 
 
@@ -53,7 +54,9 @@ def capture(
     at: Annotated[
         str, typer.Option("--at", help="The moment to capture. " + AT_HELP, metavar="TIME")
     ] = "now",
-    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    step: Annotated[
+        str, typer.Option("--step", help="Resolution of the time grid.", metavar="DURATION")
+    ] = "15s",
     rate_window: Annotated[
         str | None,
         typer.Option(
@@ -68,6 +71,7 @@ def capture(
         str,
         typer.Option(
             "--baselines",
+            metavar="DURATIONS",
             help="Also pull the window shifted back by each of these, for the detectors' "
             "baselines; `none` to skip.",
         ),
@@ -102,7 +106,9 @@ def capture(
     part_timeout: Annotated[
         str,
         typer.Option(
-            "--part-timeout", help="Time each part (stacks, logs, GPU, ...) may take at most."
+            "--part-timeout",
+            help="Time each part (stacks, logs, GPU, ...) may take at most.",
+            metavar="DURATION",
         ),
     ] = "60s",
     overwrite: Annotated[
@@ -123,8 +129,9 @@ def capture(
 
     Run it before anyone restarts anything. Every part is optional and bounded in time; a part
     that fails (a hung process, a slow server, no ptrace permission) is recorded in the bundle
-    and never stops the rest. Exit status 0 when every part worked, 1 when the bundle was
-    written but a part failed, 2 for a usage error.
+    and never stops the rest. The exit status is the scene's diagnosis (as `diagnose` of the
+    bundle exits): 0 nothing to act on, 1 something to act on, 3 cannot judge (no metrics, or
+    too little in them); the bundle is written whatever it says.
 
     Example: infersight capture -p http://prom:9090 --window 30m --process vllm --log
     /var/log/vllm.log --gpu -o scene.tar.gz
@@ -218,5 +225,8 @@ def capture(
             )
         console.print(table)
         console.print(markup_safe(result.diagnosis.summary))
-    if result.failed:
-        raise typer.Exit(EXIT_FINDINGS)
+    # the status is the scene's diagnosis, as `diagnose` of the bundle would exit; a part that
+    # failed is in the table above, the JSON and the bundle, and decides nothing on its own
+    if not result.diagnosis.judged:
+        cannot_judge(result.diagnosis.summary)
+    raise typer.Exit(verdict(result.diagnosis.healthy))

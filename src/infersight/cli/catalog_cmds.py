@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +41,14 @@ def signals(
     promql: Annotated[
         bool, typer.Option("--promql", help="Show the PromQL of each mapping.")
     ] = False,
+    plain: Annotated[
+        bool,
+        typer.Option(
+            "--plain",
+            help="Plain lines, each expression whole on its own line, to copy (the default "
+            "with --promql when the output is piped).",
+        ),
+    ] = False,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
@@ -74,6 +83,9 @@ def signals(
     if as_json:
         print_json(rows)
         return
+    if plain or (promql and not sys.stdout.isatty()):  # a table cell wraps PromQL mid-token
+        sys.stdout.write("".join(_plain(r) for r in rows))
+        return
     table = Table(title=f"{len(rows)} canonical signals", show_lines=promql)
     table.add_column("signal", no_wrap=True)
     for col in ("unit", "bad", "exporters", "description"):
@@ -84,6 +96,17 @@ def signals(
             desc += "".join(f"\n[dim]{p['family']}:[/] {p['expr']}" for p in r["promql"])
         table.add_row(r["name"], r["unit"], r["bad"], ", ".join(r["exporters"]) or "-", desc)
     console.print(table)
+
+
+def _plain(row: dict[str, Any]) -> str:
+    """One signal as plain lines: what it is, then each mapping's PromQL whole on its own line."""
+    from infersight.report.textsafe import clean
+
+    who = ", ".join(row["exporters"]) or "-"
+    head = f"{row['name']} ({row['unit']}; bad: {row['bad']}; {who}): {row['description']}"
+    lines = [clean(head, one_line=True)]
+    lines += [clean(f"  {p['family']}: {p['expr']}", one_line=True) for p in row.get("promql", ())]
+    return "\n".join(lines) + "\n"
 
 
 def exporters(

@@ -12,25 +12,20 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from infersight.cli.exit_codes import HELP, ExitCode
 from infersight.jsonsafe import finite
 
 console = Console()
 err_console = Console(stderr=True)
 
-EXIT_OK = 0  # nothing wrong (or the command did what it was asked)
-EXIT_FINDINGS = 1  # findings: something is wrong, and the report says what
-EXIT_USAGE = 2  # the command line itself is wrong
-#: the input or the server: a file missing or damaged, a server unreachable or failing, or too
-#: little could be read to say whether anything is wrong ("cannot judge")
-EXIT_INPUT = 3
-EXIT_CANNOT_JUDGE = EXIT_INPUT
-EXIT_INTERNAL = 4  # a bug in infersight; the traceback is in a file to report
-
-#: the exit codes, as every command's --help and the README state them
-EXIT_CODES_HELP = (
-    "Exit codes: 0 nothing wrong; 1 findings; 2 usage error; 3 input or server error (a file "
-    "missing or damaged, a server unreachable, or nothing readable to judge); 4 internal error."
-)
+# the statuses under the names the commands import them by; what each means is ExitCode's
+EXIT_OK = ExitCode.OK
+EXIT_FINDINGS = ExitCode.ACT
+EXIT_USAGE = ExitCode.USAGE
+EXIT_INPUT = ExitCode.CANNOT_JUDGE
+EXIT_CANNOT_JUDGE = ExitCode.CANNOT_JUDGE
+EXIT_INTERNAL = ExitCode.INTERNAL
+EXIT_CODES_HELP = HELP
 
 
 class CommandError(Exception):

@@ -73,8 +73,10 @@ TimeoutOpt = Annotated[
     typer.Option(
         "--timeout",
         help="How long one HTTP request may take in all, from sending it to the last byte of the "
-        "answer: 30s, 2m, or a bare number of seconds (a timeout is not retried).",
+        "answer: 30s, 2m, or a bare number of seconds (a timeout is not retried); default 30s.",
         parser=parse_timeout,
+        metavar="DURATION",
+        show_default=False,
     ),
 ]
 #: the whole command's time with a server, when --deadline is not given: a hung server must not
@@ -105,6 +107,7 @@ DeadlineOpt = Annotated[
         "included: 30s, 2m, or a bare number of seconds (default 30s, or INFERSIGHT_DEADLINE); "
         "raise it for long windows or large fleets.",
         parser=parse_deadline,
+        metavar="DURATION",
     ),
 ]
 LimitOpt = Annotated[

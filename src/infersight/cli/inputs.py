@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from infersight.timeparse import iso, parse_duration, parse_time, promql_duratio
 from infersight.windows import DEFAULT_BASELINES, INCIDENT, baseline_name
 
 if TYPE_CHECKING:
+    from infersight.coverage import Coverage
     from infersight.exporters import Catalog
     from infersight.sources.prometheus import PrometheusClient
 
@@ -129,6 +131,46 @@ class Inputs:
     #: the queries the incident window's series came from (() when no record: a simulator's
     #: bundle, one written before the record)
     queries: tuple[QueryRun, ...] = ()
+    #: why the window holds nothing when the server holds data at other times ("" otherwise)
+    empty: str = ""
+
+
+def coverage_of(inputs: Inputs) -> Coverage:
+    """What the windows let be judged; an empty window of a server that holds data at other
+    times says so, with the newest sample's time, instead of "no known exporter"."""
+    from infersight.coverage import assess
+
+    cov = assess(inputs.windows, inputs.missing, inputs.at)
+    if not cov.judged and inputs.empty:
+        return dataclasses.replace(cov, reason=inputs.empty)
+    return cov
+
+
+def data_elsewhere(client: PrometheusClient, catalog: Catalog, start: float, end: float) -> str:
+    """Why the window start → end holds no known exporter's metric when the server holds some
+    at other times: which families, when their newest sample is and the `--at` to use; ""
+    when the server holds none at all (or cannot say)."""
+    from infersight.sources.errors import SourceError
+    from infersight.sources.newest import data_elsewhere as find
+
+    try:
+        where = find(client, catalog, parse_time("now"))
+    except SourceError:
+        return ""  # the window's own answer stands
+    if where is None:
+        return ""
+    families = ", ".join(where.families)
+    head = (
+        f"no known exporter's metric has a sample in the window {iso(start)} → {iso(end)}, "
+        f"but the server holds {len(where.families)} known families at other times ({families})"
+    )
+    if where.newest is None:
+        days = where.searched_s / DAY_S
+        return f"{head}, none with a sample in the last {days:.0f} days: check its retention"
+    after = " (after the window)" if where.newest > end else ""
+    return (
+        f"{head}; the newest sample is at {iso(where.newest)}{after}: try --at {iso(where.newest)}"
+    )
 
 
 def gather(
@@ -206,12 +248,16 @@ def gather(
     }
     if pulled.families:  # what the stack is made of: the runbooks are chosen for it
         source["families"] = ",".join(pulled.families)
+    empty = ""
+    if not pulled.windows[INCIDENT].signals and not pulled.reports[INCIDENT]["attempted"]:
+        empty = data_elsewhere(client, catalog, end - length, end)
     return Inputs(
         readable_windows(pulled.windows),
         source,
         pulled.missing,
         at_s,
         pulled.runs.get(INCIDENT, ()),
+        empty,
     )
 
 

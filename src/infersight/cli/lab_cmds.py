@@ -113,15 +113,35 @@ def sim(
       infersight lab sim -s gpu_thermal_throttling -d triton -o hot.om   # then promtool backfill
     """
     as_json = wants_json(fmt, as_json)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from infersight.bundle import BundleError
-    from infersight.cli.common import progress_bar
     from infersight.lab.sim.outputs import run_cli
     from infersight.lab.sim.scenarios import UnknownScenarioError
     from infersight.safe_write import OutputError
 
     hours_f = _hours(duration, "--duration") if hours is None else hours
     history_h = _hours(history, "--history")
-    with progress_bar(f"simulating {scenario}", enabled=not as_json) as update:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json,
+    ) as bar:
+        task = bar.add_task(f"simulating {markup_safe(scenario)}", total=100)
+
+        def progress(stage: str, frac: float) -> None:
+            if stage == "writing":
+                bar.update(task, description=f"writing {markup_safe(out)}")
+            bar.update(task, completed=int(frac * 100))
+
+        def announce(message: str) -> None:  # the size, before the file is written
+            if not as_json:
+                bar.console.print(f"[dim]· {markup_safe(message)}[/]", highlight=False)
+
         try:
             summary = run_cli(
                 scenario,
@@ -130,9 +150,10 @@ def sim(
                 seed,
                 dialect,
                 out,
-                progress=lambda _stage, frac: update(int(frac * 100), 100),
+                progress=progress,
                 overwrite=overwrite,
                 history_h=history_h,
+                announce=announce,
             )
         except (UnknownScenarioError, ValueError, FileExistsError) as exc:
             fail(str(exc).strip("'\""), EXIT_USAGE)
@@ -147,7 +168,7 @@ def sim(
         f"{instances} instances, seed {seed}, "
         f"{summary['samples']:,} samples; roots: {', '.join(truth['roots']) or 'none (healthy)'}"
     )
-    err_console.print("the ground truth is in the bundle's truth.json artifact")
+    err_console.print(f"the ground truth is in {markup_safe(summary['truth_file'])}")
 
 
 def demo(

@@ -59,7 +59,7 @@ def up(
             ),
         )
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json(
             {"dir": str(lab_dir), "gateway": lab.gateway_url, "prometheus": lab.prometheus_url}
@@ -82,7 +82,7 @@ def down(
     try:
         stopped = stack.down(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json({"stopped": stopped})
         return
@@ -100,7 +100,7 @@ def status(
         rows = stack.status(lab_dir)
         lab = stack.Lab.load(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     active = faults.active(lab)
     if as_json:
         print_json(
@@ -140,7 +140,8 @@ def fault(
     name: Annotated[str, typer.Argument(help="A fault (see --help), or `clear`.")],
     replica: Annotated[int, typer.Option("--replica", min=0, help="Which replica.")] = 0,
     duration: Annotated[
-        str | None, typer.Option("--for", help="Clear it by itself after this long (10m).")
+        str | None,
+        typer.Option("--for", help="Clear it by itself after this long (10m).", metavar="DURATION"),
     ] = None,
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
@@ -171,7 +172,7 @@ def fault(
         lab = stack.Lab.load(lab_dir)
         out = faults.clear(lab) if name == "clear" else [faults.inject(lab, name, replica, seconds)]
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     if as_json:
         print_json(out)
         return
@@ -183,7 +184,9 @@ def fault(
 
 def load(
     rate: Annotated[float, typer.Option("--rate", help="Requests per second (open loop).")] = 8.0,
-    duration: Annotated[str, typer.Option("--duration", help="How long (2m, 1h).")] = "2m",
+    duration: Annotated[
+        str, typer.Option("--duration", help="How long (2m, 1h).", metavar="DURATION")
+    ] = "2m",
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
@@ -201,7 +204,7 @@ def load(
     try:
         lab = stack.Lab.load(lab_dir)
     except _errors() as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     try:
         res = asyncio.run(run_load(lab.gateway_url, rate, seconds))
     except ValueError as exc:

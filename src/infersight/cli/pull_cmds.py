@@ -31,7 +31,7 @@ from infersight.cli.connection import (
     PrometheusOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import AT_HELP, check_grid, parse_at, pull_windows
+from infersight.cli.inputs import AT_HELP, check_grid, data_elsewhere, parse_at, pull_windows
 from infersight.exporters import load_catalog
 from infersight.timeparse import iso, parse_duration, promql_duration
 from infersight.windows import INCIDENT
@@ -56,6 +56,22 @@ def _signal_list(text: str | None) -> list[str] | None:
 def probe(
     prometheus: PrometheusOpt,
     signals: SignalsOpt = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="Only the metrics with samples in the --window ending then: "
+            + AT_HELP
+            + " Default: every metric the server holds, at any time.",
+            metavar="TIME",
+        ),
+    ] = None,
+    window: Annotated[
+        str,
+        typer.Option(
+            "--window", help="With --at: the length of the window, 1h.", metavar="DURATION"
+        ),
+    ] = "1h",
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
     mappings: MappingsOpt = None,
@@ -69,23 +85,37 @@ def probe(
 ) -> None:
     """Which exporters a server has, which signals each layer is covered by, what is missing.
 
-    A missing signal is reported as unavailable, with the reason, never as healthy.
+    A missing signal is reported as unavailable, with the reason, never as healthy. With
+    --at, what the window a `diagnose --at` would read holds.
 
-    Example: infersight probe --prometheus http://localhost:9090
+    Examples: infersight probe --prometheus http://localhost:9090;
+    infersight probe -p http://localhost:9090 --at 02:30Z --window 1h
     """
     as_json = wants_json(fmt, as_json)
     from infersight.sources.probe import probe as run_probe
+
+    span: tuple[float | None, float | None] = (None, None)
+    if at is not None:
+        try:
+            end, length = parse_at(at), parse_duration(window)
+        except ValueError as exc:
+            fail(f"--at/--window: {exc}", EXIT_USAGE)
+        check_grid(length, 15.0, end)
+        span = (end - length, end)
+    elif window != "1h":
+        fail("--window applies with --at (without it, probe reads every metric name)", EXIT_USAGE)
 
     conn = Connection(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline,
         tuple(raise_limit or ()),
     )  # fmt: skip
-    result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals))
+    result = run_probe(conn.client(), load_catalog(mappings or []), _signal_list(signals), *span)
     if as_json:
         print_json(result.to_dict())
         return
+    within = "" if span[0] is None else f" with samples in {iso(span[0])} → {iso(span[1] or 0)}"
     console.print(
-        f"[bold]{markup_safe(result.url)}[/]: {len(result.metric_names)} metric names; "
+        f"[bold]{markup_safe(result.url)}[/]: {len(result.metric_names)} metric names{within}; "
         f"exporter families: {', '.join(result.families) or 'none recognised'}"
     )
     table = Table(title="coverage per layer (unavailable means unknown, not healthy)")
@@ -119,7 +149,9 @@ def pull(
     at: Annotated[
         str, typer.Option("--at", help="End of the window. " + AT_HELP, metavar="TIME")
     ] = "now",
-    step: Annotated[str, typer.Option("--step", help="Resolution of the time grid.")] = "15s",
+    step: Annotated[
+        str, typer.Option("--step", help="Resolution of the time grid.", metavar="DURATION")
+    ] = "15s",
     rate_window_opt: Annotated[
         str,
         typer.Option(
@@ -132,6 +164,7 @@ def pull(
         str,
         typer.Option(
             "--baselines",
+            metavar="DURATIONS",
             help="Also pull the same window shifted back by each of these (for the detectors' "
             "baselines: the hour before, yesterday, last week); `none` to skip.",
         ),
@@ -192,6 +225,10 @@ def pull(
         if errors:  # the window may be fine: the queries are what failed
             also = f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else ""
             fail(f"nothing written: the queries failed: {errors[0]}{also}")
+        elsewhere = "" if report[INCIDENT]["attempted"] else data_elsewhere(client, catalog,
+                                                                            start, end)  # fmt: skip
+        if elsewhere:
+            fail(f"nothing written: {elsewhere}")
         fail(
             f"no signal had data between {iso(start)} and {iso(end)}; nothing written. "
             "Check --at/--window, and `infersight probe` for what the server has"

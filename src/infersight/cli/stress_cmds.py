@@ -13,6 +13,7 @@ from infersight.cli.common import (
     EXIT_USAGE,
     FormatOpt,
     JsonAliasOpt,
+    cannot_judge,
     console,
     err_console,
     fail,
@@ -44,8 +45,15 @@ def run(
     users: Annotated[
         int, typer.Option("--users", min=1, help="Peak paced users (1 req/s each).")
     ] = 10,
-    duration: Annotated[str, typer.Option("--duration", help="Whole run: 5m, 90s.")] = "5m",
-    slo_p99: Annotated[float, typer.Option("--slo-p99", help="SLO: P99 at most (s).")] = 1.0,
+    duration: Annotated[
+        str, typer.Option("--duration", help="Whole run: 5m, 90s.", metavar="DURATION")
+    ] = "5m",
+    slo_p99: Annotated[
+        str,
+        typer.Option(
+            "--slo-p99", help="SLO: P99 at most: 1s, 500ms (bare: seconds).", metavar="DURATION"
+        ),
+    ] = "1s",
     slo_errors: Annotated[
         float, typer.Option("--slo-errors", help="SLO: error ratio at most.")
     ] = 0.01,
@@ -78,6 +86,10 @@ def run(
     from infersight.timeparse import parse_duration
 
     try:
+        slo_p99_s = parse_duration(slo_p99)
+    except ValueError as exc:
+        fail(f"--slo-p99: {exc}", EXIT_USAGE)
+    try:
         seconds = parse_duration(duration)
         check_output(out, overwrite=overwrite)
     except ValueError as exc:
@@ -92,17 +104,21 @@ def run(
         err_console.print(f"[dim]· {markup_safe(profile)} for {duration}, up to {users} users[/]")
     try:
         result = run_profile(
-            url, profile, users, seconds, Slo(slo_p99, slo_errors), lab_dir, prometheus
+            url, profile, users, seconds, Slo(slo_p99_s, slo_errors), lab_dir, prometheus
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     except (RuntimeError, LabError) as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     try:
         write_text(out, json.dumps(result, indent=2) + "\n", overwrite=overwrite)
     except OutputError as exc:
-        fail(str(exc), EXIT_FINDINGS)
+        fail(str(exc))
     finding = failed(result)
+    if not result["total"]["requests"]:  # nothing was measured: no verdict on the SLO either
+        if as_json:
+            print_json(result)
+        cannot_judge(finding or "no request was sent")
     if as_json:
         print_json(result)
         if finding:
@@ -165,8 +181,8 @@ def compare(
         a, b = load_run(run_a), load_run(run_b)
         band = noise_band([load_run(p) for p in band_from]) if band_from else None
         result = compare_runs(a, b, band)
-    except RunFileError as exc:
-        fail(str(exc), EXIT_USAGE)
+    except RunFileError as exc:  # a file that is not a run: bad input, nothing to compare
+        fail(str(exc))
     if out is not None:
         from infersight.safe_write import OutputError, write_text
         from infersight.stress.html import render

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.result import (
     Diagnosis,
     Evidence,
@@ -388,8 +389,21 @@ def build_view(d: Diagnosis) -> ReportView:
         coverage_note=coverage_note(d.coverage) if d.judged else "",
         coverage=_coverage_rows(d.coverage),
         also_seen=seen.also_seen,
-        unexplained=seen.unexplained,
+        unexplained=_shown_changes(d, seen.unexplained),
     )
+
+
+def _shown_changes(
+    d: Diagnosis, changes: tuple[UnexplainedChange, ...]
+) -> tuple[UnexplainedChange, ...]:
+    """The unexplained changes a report lists as findings. Under an all-clear only one as strong
+    as an incident (`DiagnoseConfig.unhealthy_shift`) would be, and the engine's verdict already
+    says there is none: a change below it listed under "nothing is wrong" is noise read as a
+    finding. The headline still names one past `notable_shift`; JSON keeps every change."""
+    if not d.healthy:
+        return changes
+    bar = DiagnoseConfig().unhealthy_shift
+    return tuple(u for u in changes if u.score >= bar)
 
 
 def _unchecked(d: Diagnosis) -> tuple[str, ...]:

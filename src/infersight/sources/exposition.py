@@ -301,18 +301,32 @@ def read_exposition(
     """Samples of one or several exposition files (each a saved scrape: at most
     `limits.response_bytes`, as the same answer over HTTP would be).
 
-    Each file supplies an `instance` label (its stem, or `instance`) where samples lack one.
-    Untimestamped scrapes are numbered across files in order (`clock="sequential"`: successive
-    scrapes of one target), or from 0 in each file (`clock="per_file"`: several targets scraped
-    at the same moments).
+    Samples that lack an `instance` label get `instance`, or by default: with
+    `clock="sequential"` (successive scrapes of one target, numbered across files in order)
+    one name for every file, the files' common name (`one_target`): the scrapes of one target at
+    different times are one instance's time series, not one instance per file; with
+    `clock="per_file"` (several targets scraped at the same moments, numbered from 0 in each
+    file) each file's stem.
     """
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    items = [Path(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths)]
+    default = instance or (one_target(items) if clock == "sequential" else None)
     inputs: list[tuple[Parsed, str | None]] = []
-    for item in items:
-        path = Path(item)
+    for path in items:
         try:
             text = userfile.read_text(path, limit="response_bytes", limits=limits)
         except userfile.UserFileError as e:
             raise ExpositionError(str(e)) from None
-        inputs.append((parse_text(text, path.name, fmt), instance or path.stem))
+        inputs.append((parse_text(text, path.name, fmt), default or path.stem))
     return to_store(inputs, job=job, start=start, interval=interval, clock=clock)
+
+
+def one_target(paths: Sequence[Path]) -> str:
+    """The instance name of one target's scrapes saved to several files: what their names share
+    (`scrape-001.prom` … `scrape-008.prom` → `scrape`; one file: its stem; nothing shared:
+    `target`)."""
+    stems = [p.stem for p in paths]
+    if len(set(stems)) <= 1:
+        return stems[0] if stems else "target"
+    lo, hi = min(stems), max(stems)  # the text all stems share is what these two share
+    shared = next((lo[:k] for k, (a, b) in enumerate(zip(lo, hi, strict=False)) if a != b), lo)
+    return shared.rstrip("-_. 0123456789") or "target"

@@ -16,12 +16,13 @@ counter, gauge, histogram, summary or unknown. Metrics not covered are written a
 is a counter-typed metric whose name lacks `_total` (OpenMetrics requires it).
 
     write_openmetrics(store, out: TextIO | str | PathLike, types=None) -> int  (samples written)
+    estimated_bytes(store) -> int  (about how large that text is, before writing it)
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, TextIO
 
 from infersight.safe_write import open_atomic
@@ -33,6 +34,7 @@ _SUFFIXES = {
     "summary": ("", "_sum", "_count"),
 }
 KNOWN_TYPES = {"counter", "gauge", "histogram", "summary", "unknown"}
+Progress = Callable[[int, int], None]
 
 
 def _escape(value: str) -> str:
@@ -79,8 +81,13 @@ def families(
     return dict(sorted(grouped.items()))
 
 
-def _write(store: RawStore, f: IO[str], types: Mapping[str, str] | None) -> int:
-    count = 0
+def _write(
+    store: RawStore,
+    f: IO[str],
+    types: Mapping[str, str] | None,
+    progress: Progress | None = None,
+) -> int:
+    count, total = 0, store_samples(store)
     for (family, kind), members in families(store, types).items():
         f.write(f"# TYPE {family} {kind}\n")
         for s in members:
@@ -90,8 +97,26 @@ def _write(store: RawStore, f: IO[str], types: Mapping[str, str] | None) -> int:
                 for t, v in zip(s.ts.tolist(), s.values.tolist(), strict=True)
             )
             count += s.ts.size
+            if progress:
+                progress(count, total)
     f.write("# EOF\n")
     return count
+
+
+def store_samples(store: RawStore) -> int:
+    """Every sample the store holds: what `write_openmetrics` writes, one line each."""
+    return sum(int(s.ts.size) for s in store)
+
+
+def estimated_bytes(store: RawStore) -> int:
+    """About how large the text of `store` is: each series' line as its first sample spells
+    it, times its samples (the figures of one series vary little in length)."""
+    size = 0
+    for s in store:
+        if s.ts.size:
+            first = f"{sample_float(float(s.values[0]))} {float(s.ts[0])!r}\n"
+            size += len(f"{s.name}{_labels(s.labels)} {first}".encode()) * int(s.ts.size)
+    return size
 
 
 def write_openmetrics(
@@ -99,14 +124,16 @@ def write_openmetrics(
     out: TextIO | str | os.PathLike[str],
     types: Mapping[str, str] | None = None,
     overwrite: bool = True,
+    progress: Progress | None = None,
 ) -> int:
     """Write every sample of `store` as timestamped OpenMetrics text; return the sample count.
 
     A path is written through `safe_write` (an unpredictable temporary made with O_EXCL, then
-    renamed; only over a regular file); `overwrite=False` refuses an existing one.
+    renamed; only over a regular file); `overwrite=False` refuses an existing one. `progress`
+    hears (samples written, samples in all) after each series.
     """
     if not isinstance(out, str | os.PathLike):
-        return _write(store, out, types)
+        return _write(store, out, types, progress)
     families(store, types)  # a bad `types` is refused before any file is made
     with open_atomic(out, overwrite=overwrite) as f:
-        return _write(store, f, types)
+        return _write(store, f, types, progress)

@@ -422,6 +422,9 @@ def up(
     ready_timeout: float = READY_TIMEOUT_S,
 ) -> Lab:
     """Start the stack in `lab_dir`; on any failure stop what was started and raise."""
+    # the children run in the folder and are handed paths inside it: a relative one would be
+    # read from there (Redis looked for lab/lab/redis)
+    lab_dir = lab_dir.absolute()
     if not 1 <= replicas <= 8:
         raise LabError("--replicas must be between 1 and 8")
     check_binaries()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from infersight.frame import MetricFrame
 from infersight.lab.sim.dialects import DIALECTS, emit
 from infersight.lab.sim.run import Progress, SimResult, simulate
 from infersight.lab.sim.scenarios import check_applies
+from infersight.safe_write import write_text
+from infersight.units import format_value
 from infersight.windows import cut_windows
 
 TRUTH_ARTIFACT = "truth.json"
@@ -120,11 +123,28 @@ def write_sim_openmetrics(
     dialect: str = "vllm",
     vector_db: str | None = None,
     overwrite: bool = True,
+    announce: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """The run as timestamped OpenMetrics text (for `promtool tsdb create-blocks-from`)."""
-    from infersight.sources.openmetrics_writer import write_openmetrics
+    """The run as timestamped OpenMetrics text (for `promtool tsdb create-blocks-from`).
+    `announce` hears (samples, about how many bytes) before a byte is written, `progress`
+    (samples written, samples in all) as it goes: a day of a fleet is gigabytes."""
+    from infersight.sources.openmetrics_writer import (
+        estimated_bytes,
+        store_samples,
+        write_openmetrics,
+    )
 
-    return write_openmetrics(emit(res, dialect, vector_db), str(path), overwrite=overwrite)
+    store = emit(res, dialect, vector_db)
+    if announce:
+        announce(store_samples(store), estimated_bytes(store))
+    return write_openmetrics(store, str(path), overwrite=overwrite, progress=progress)
+
+
+def truth_beside(target: Path) -> Path:
+    """Where the ground truth of a run written as OpenMetrics text goes: `x.om` → `x.truth.json`
+    (a text file has no artifacts to hold it, as a bundle does)."""
+    return target.with_name(target.stem + ".truth.json")
 
 
 def check_out(target: Path, text: bool, overwrite: bool) -> None:
@@ -138,6 +158,10 @@ def check_out(target: Path, text: bool, overwrite: bool) -> None:
         raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
     if text:
         check_output(target, "file", overwrite)
+        truth = truth_beside(target)
+        if not overwrite and existing(truth) is not None:
+            raise FileExistsError(f"{truth} (its ground truth) exists; pass --overwrite")
+        check_output(truth, "file", overwrite)
     else:
         check_target(target, overwrite)
 
@@ -152,11 +176,14 @@ def run_cli(
     progress: Progress | None = None,
     overwrite: bool = False,
     history_h: float = 0.0,
+    announce: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """What `infersight lab sim` does: simulate, then write `out`.
 
-    `out` ending in .om/.prom/.txt gets OpenMetrics text in `dialect` (for promtool backfill);
-    anything else is a bundle (a directory, or .tar.gz) of the dialect mapped back to signals.
+    `out` ending in .om/.prom/.txt gets OpenMetrics text in `dialect` (for promtool backfill)
+    and its ground truth beside it (`truth_beside`); anything else is a bundle (a directory, or
+    .tar.gz) of the dialect mapped back to signals, the truth inside it. `announce` hears what
+    will be written before it is (the text's size); `progress` the stages, writing included.
     """
     if dialect != "canonical" and dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {DIALECTS}")
@@ -167,9 +194,25 @@ def run_cli(
         raise ValueError("OpenMetrics output needs an exporter dialect (--dialect vllm, ...)")
     check_out(target, text, overwrite)
     res = simulate(scenario, hours, instances, seed, progress=progress, history_h=history_h)
+    truth_at = ""
     if text:
-        samples = write_sim_openmetrics(res, target, dialect, overwrite=overwrite)
-        written, shown = target, res.frame
+
+        def told(samples: int, size: int) -> None:
+            if announce:
+                announce(
+                    f"writing {samples:,} samples to {target} (about {format_value(size, 'bytes')})"
+                )
+
+        def wrote(done: int, total: int) -> None:
+            if progress:
+                progress("writing", done / total if total else 1.0)
+
+        samples = write_sim_openmetrics(res, target, dialect, overwrite=overwrite,
+                                        announce=told, progress=wrote)  # fmt: skip
+        truth = truth_beside(target)
+        write_text(truth, json.dumps(res.truth.to_dict(), indent=2, sort_keys=True) + "\n",
+                   overwrite=overwrite)  # fmt: skip
+        written, shown, truth_at = target, res.frame, str(truth)
     else:
         written, windows = _write_bundle(res, target, dialect, 3600.0, overwrite)
         samples = sum(w.points() for w in windows.values())
@@ -178,6 +221,8 @@ def run_cli(
         progress("written", 1.0)
     return {
         "out": str(written),
+        # where the ground truth went: a file beside OpenMetrics text, the bundle's artifact
+        "truth_file": truth_at or f"{written}: {TRUTH_ARTIFACT}",
         "samples": samples,
         "signals": len(shown.signals),
         "instances": len(shown.instances),
