@@ -337,3 +337,22 @@ def test_alert_file_every_field_with_every_odd_value(folder: Path) -> None:
     for path in _PATHS:
         for value in _ODD_JSON:
             _alert_file(folder, _mutated([(path, value)], "g"))
+
+
+def test_a_label_named_with_a_newline_is_refused_on_one_line() -> None:
+    """Found by the fuzzer: a group label whose name is a newline made a two-line 422."""
+    body = {
+        "version": "4",
+        "groupKey": "k",
+        "status": "firing",
+        "receiver": "r",
+        "groupLabels": {"\n": 1},
+        "commonLabels": {},
+        "commonAnnotations": {},
+        "externalURL": "http://am",
+        "alerts": [],
+    }
+    with pytest.raises(PayloadError) as err:
+        parse_notification(json.dumps(body).encode())
+    assert err.value.status == 422
+    _one_line(str(err.value))

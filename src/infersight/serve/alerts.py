@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infersight import userfile
+from infersight.report.textsafe import clean
 from infersight.sources.jsonload import JSONDepthError, loads
 
 MAX_DEPTH = 16
@@ -110,10 +111,10 @@ def parse_notification(body: bytes) -> Notification:
         return Notification.model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise PayloadError(
-            422, f"not an Alertmanager notification: {loc}: {first['msg']}"
-        ) from None
+        # a label's name is the sender's: one with a newline would break the one-line answer
+        loc = clean(".".join(str(p) for p in first["loc"]), one_line=True)
+        msg = clean(first["msg"], one_line=True)
+        raise PayloadError(422, f"not an Alertmanager notification: {loc}: {msg}") from None
 
 
 def read_alert_file(path: Path, max_bytes: int = 1 << 20) -> Notification:
