@@ -105,3 +105,29 @@ def test_bench_writes_its_section_with_the_command(tmp_path: Path) -> None:
     assert f"Reproduce: `.venv/bin/python -m bench.perturbation {args}`" in text
     assert "<!-- bench:perturbation -->" in text and "| scrape-60s |" in text
     assert "engine at" in text and "| baseline |" in text
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    ("scenario", "seed", "part"),
+    [
+        # a replica slower than its peers since 08:58 meets a burst at 11:24: its slowness
+        # is dated by its first sign, not by the deviation from its own past the burst brought
+        ("slow_instance", 5, "engine"),
+        # three replicas out of rotation: their fall to nothing and their peers' doubling are
+        # one move, dated 45 s apart by rates over one window at a 15 s scrape
+        ("lb_instance_removed", 6, "service"),
+    ],
+)
+def test_scraped_every_15s_the_fault_is_still_named(scenario: str, seed: int, part: str) -> None:
+    from infersight.diagnose import diagnose
+    from infersight.lab.evaluate.scenario_windows import alert_time, windows_at
+    from infersight.lab.sim import simulate
+
+    res = simulate(scenario, 26, instances=6, seed=seed, step=15.0)
+    store = res.raw("vllm", exposure=Exposure(scrape_s=15.0))
+    at = alert_time(res)
+    dx = diagnose(windows_at(res, "vllm", at, store, 15.0), at=at)
+    first = dx.root_causes[0]
+    assert first.hypothesis == scenario, [r.hypothesis for r in dx.root_causes]
+    assert first.node.split(":")[0] == part and first.node.split(":")[1] in res.truth.instances

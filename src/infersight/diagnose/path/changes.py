@@ -176,6 +176,7 @@ def _still_answers(ctx: Context, a: Anomaly) -> bool:
 def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
     """Every change of the window, strongest kept per series (an absence over all)."""
     best: dict[tuple[str, str], Change] = {}
+    first: dict[tuple[tuple[str, str], str], float] = {}
     trends = {(t.signal, t.instance): t for t in ctx.det.trends}
     for a in ctx.det.anomalies:
         # a weak anomaly is read against the window's own first part (no baseline window):
@@ -191,13 +192,30 @@ def find_changes(ctx: Context, world: World, cfg: PathConfig) -> list[Change]:
         old = best.get(c.key)
         if old is None or _stronger(c, old):
             best[c.key] = c
-    changes = [_rose_again(ctx, c, cfg) for c in best.values()]
+        if c.kind in _SIGNS and c.bad:
+            first[c.key, c.direction] = min(c.onset, first.get((c.key, c.direction), c.onset))
+    changes = [_rose_again(ctx, _first_sign(c, first), cfg) for c in best.values()]
     stepped = steps(ctx, world, cfg, set(best))
     changes += stepped
     changes += peaks(ctx, world, cfg, set(best) | {c.key for c in stepped})
     changes += _hop(ctx, world)
     changes += [c for c in _idle(ctx, world, cfg) if c.key not in best]
     return changes
+
+
+#: the kinds that date a series' change by its first sign: against its own past or its peers
+_SIGNS = ("deviation", "fleet_outlier")
+
+
+def _first_sign(c: Change, first: dict[tuple[tuple[str, str], str], float]) -> Change:
+    """The change dated by its series' first sign the same bad way: a replica's passes above
+    its peers' since 08:58 that grew into a deviation from its own past at 11:25 began at
+    08:58 (as `diagnose.conditions` dates a rule's evidence), so the load that came at 11:25
+    does not look older than the slowness it found."""
+    if c.kind not in _SIGNS or not c.bad:
+        return c
+    at = first.get((c.key, c.direction), c.onset)
+    return dataclasses.replace(c, onset=at) if at < c.onset else c
 
 
 def _rose_again(ctx: Context, c: Change, cfg: PathConfig) -> Change:

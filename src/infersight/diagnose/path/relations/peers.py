@@ -59,5 +59,7 @@ def explain(r: Reader, c: Change) -> list[Change]:
             return []  # its arrivals say whether it took more: read there
     else:
         return []
-    # the share moves when the peer goes: dated to the reading, not within a ramp's slack
-    return [p for p in lost(r, node) if p.onset <= c.onset + 2 * r.step]
+    # the share moves when the peer goes. Both sides are rates over one window: a doubling
+    # crosses its threshold early in the window, a fall to nothing late, so one move is dated
+    # apart by up to what dating can tell apart (`onset_slack_s`)
+    return [p for p in lost(r, node) if p.onset <= c.onset or r.together(p, c)]
