@@ -18,6 +18,7 @@ from infersight.detect.config import DEFAULT_USER_FACING
 from infersight.diagnose import chain as chain_mod
 from infersight.diagnose import unnamed
 from infersight.diagnose.calibrate import in_rank_order
+from infersight.diagnose.carrying import with_cautions
 from infersight.diagnose.conditions import Outcome, eval_group
 from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
@@ -270,6 +271,7 @@ def diagnose(
     graph = chain_mod.edges(confirmed, {t.rule.id: _earliest(t) for t in tried}, cfg)
     back = chain_mod.explained_by(graph)
     results = {t.rule.id: with_setting(ctx, _result(t, graph, back, cfg)) for t in tried}
+    with_cautions(results, kb, ctx.role)
     walked = trace(ctx, path)
     res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
     if not res.roots and not res.outside:  # nothing found at all: never "nothing"

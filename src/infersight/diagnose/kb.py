@@ -250,6 +250,10 @@ class Rule(BaseModel):
     #: a limit (or its absence) that only shows under more work: where the walk's work piled
     #: up at its part, it is named beside what sent the work, first (the fix is the limit)
     under_load: bool = False
+    #: it takes replicas out of service (down, out of rotation, restarting): their share of
+    #: the work is on their peers meanwhile, and a remedy on the peers says so first
+    #: (`diagnose/carrying.py`, seed §2.3)
+    takes_out: bool = False
     description: str = ""
     #: the changes that name the mechanism, what sets it apart from its neighbours (not the
     #: symptoms it shares with them): what a change at its part no rule names is compared with

@@ -95,6 +95,11 @@ def _on_path(r: Rule) -> str:
             " A limit (`under_load`): where a root's work piled up against it, it is named "
             "beside that root."
         )
+    if r.takes_out:
+        text += (
+            " It takes replicas out (`takes_out`): a remedy advised on their peers meanwhile "
+            "says first that they carry the share (`diagnose/carrying.py`)."
+        )
     return text + " See docs/path.md."
 
 
