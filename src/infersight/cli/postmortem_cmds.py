@@ -239,7 +239,7 @@ def search(
     bodies (SQLite FTS5), ranked by what the incidents were: a word in the title or the root
     causes weighs most, one among the causes a draft ruled out least. Each row says where it
     matched. The index is rebuilt first when the files changed; the files stay the truth.
-    Exit 1 when nothing matches.
+    Exit 0 with or without a match: a search finds, it judges nothing (docs/cli.md).
 
     Examples:
 
@@ -283,8 +283,6 @@ def search(
                 highlight=False,
             )
     _warn(lib.problems)
-    if not hits:
-        raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command("similar")
@@ -303,7 +301,7 @@ def similar(
 ) -> None:
     """The past incidents most like a diagnosis: by root causes, the signals that moved, the
     order things began in, the size of the changes and the layers, not only by words.
-    Exit 1 when none is similar enough.
+    Exit 0 with or without a match: a search finds, it judges nothing (docs/cli.md).
 
     Example: infersight postmortem similar report.json -l ops/postmortems
     """
@@ -336,5 +334,3 @@ def similar(
             )
         console.print(table)
     _warn(lib.problems)
-    if not matches:
-        raise typer.Exit(EXIT_FINDINGS)
