@@ -275,7 +275,9 @@ def diagnose(
     walked = trace(ctx, path)
     res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
     if not res.roots and not res.outside:  # nothing found at all: never "nothing"
-        starts = _felt(ctx, walked, results, confirmed)
+        starts = _felt(ctx, walked, results, confirmed) or _unsettled(
+            ctx, walked, det, results, confirmed
+        )
         if starts:
             walked.symptoms.extend(starts)
             walked.extend(starts)
@@ -354,6 +356,31 @@ def _felt(
             min(1.0, c.score / floor[c.weak]) if floor[c.weak] > 0 else 1.0 for c in out
         )
     return out
+
+
+def _unsettled(
+    ctx: Context,
+    walked: Walk,
+    det: DetectionResult,
+    results: Mapping[str, HypothesisResult],
+    confirmed: Mapping[str, Rule],
+) -> list[Change]:
+    """Where nothing was found to start from, the changes that make the window no healthy
+    one (`DiagnoseConfig.unhealthy_shift`): a climb nobody felt yet is still walked to where
+    it began, so a window that is not healthy always names a place, never nothing. A slow
+    climb alone is not one of them: it is no incident until it nears a limit, which is the
+    forecasts' to judge (a fleet's memory 3% up over the day is a steep shift on a flat line)."""
+    explained = {(e.signal, e.instance) for rid in confirmed for e in results[rid].evidence}
+    strong = {
+        (u.signal, u.instance)
+        for u in unexplained(ctx, det.anomalies, explained)
+        if u.score >= ctx.config.unhealthy_shift
+    }
+    return [
+        c
+        for c in walked.reader.changes
+        if (c.signal, c.instance) in strong and c.bad and not c.weak and c.kind != "trend"
+    ]
 
 
 def _unchecked(

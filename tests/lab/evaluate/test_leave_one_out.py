@@ -103,6 +103,9 @@ def test_bench_writes_its_section_with_the_command(tmp_path: Path) -> None:
     [
         # latency_high holds on a P99 too faint to date an incident: the users felt it
         ("gpu_thermal_throttling", "gpu"),
+        # nobody felt anything yet; a card's memory far past its peers' and a restart make
+        # the window no healthy one
+        ("vram_leak", "gpu"),
         # no symptom; the restart and the reload that a rule names (a cold start) came after
         # the card's Xid errors: they are its consequences, and the card is where it began
         ("gpu_hardware_fault", "gpu"),

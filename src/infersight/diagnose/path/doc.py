@@ -174,9 +174,9 @@ to come: the walk starts from its evidence too, so what grows toward it is the r
 that found nothing and no rule confirmed a cause, a symptom rule that holds on changes too \
 faint to date an incident starts it (the users felt it; read against the window's own first \
 minutes alone, a change must be as strong as `unfelt_min_score`), and a root no rule names is \
-shown less surely by as much as they fall short (`Walk.certainty`). Other changes no rule and \
-no symptom accounts for (a host's CPU, a card's memory) stay unexplained changes, named with \
-their figures: nothing the users felt is there to make them a root.
+shown less surely by as much as they fall short (`Walk.certainty`); then the unexplained \
+changes that make the window no healthy one (`DiagnoseConfig.unhealthy_shift`; a slow climb \
+alone is the forecasts' to judge), so that a window that is not healthy names where it began.
 
 **Each step.** For a change, every relation says which other changes can have made it; the \
 walk follows every link. A cause does not start after its effect beyond what dating can tell \
