@@ -252,7 +252,7 @@ WRITERS: dict[str, tuple[str, str]] = {
     ),
     "openmetrics": (
         "import infersight.sources.openmetrics_writer as om\n"
-        "def slow_write(store, f, types):\n    f.write('x'); f.flush(); slow(0)\n"
+        "def slow_write(store, f, types, progress=None):\n    f.write('x'); f.flush(); slow(0)\n"
         "om._write = slow_write",
         "from test_safe_write import small_store\n"
         "om.write_openmetrics(small_store(), sys.argv[1] + '/data.om')",

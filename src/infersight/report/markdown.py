@@ -8,6 +8,7 @@ is a fenced block, copied as is (a code span in a table would need `|` escaped).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -27,6 +28,7 @@ from infersight.report.view import (
     not_ruled_out,
     reading_mark,
     refuting,
+    shown_changes,
 )
 from infersight.units import format_clock, format_confidence, format_window
 
@@ -92,7 +94,8 @@ def _key_queries(d: Diagnosis, links: Links | None) -> list[str]:
 
 
 def _all_queries(d: Diagnosis, links: Links | None) -> list[str]:
-    found = queries(d)
+    # the queries of the findings the report lists (under an all-clear, no noise's)
+    found = queries(dataclasses.replace(d, unexplained=shown_changes(d, d.unexplained)))
     if not found:
         return []
     out = ["## Queries", "", "The query each finding's series came from, as it was read:", ""]

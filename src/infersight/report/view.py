@@ -389,11 +389,11 @@ def build_view(d: Diagnosis) -> ReportView:
         coverage_note=coverage_note(d.coverage) if d.judged else "",
         coverage=_coverage_rows(d.coverage),
         also_seen=seen.also_seen,
-        unexplained=_shown_changes(d, seen.unexplained),
+        unexplained=shown_changes(d, seen.unexplained),
     )
 
 
-def _shown_changes(
+def shown_changes(
     d: Diagnosis, changes: tuple[UnexplainedChange, ...]
 ) -> tuple[UnexplainedChange, ...]:
     """The unexplained changes a report lists as findings. Under an all-clear only one as strong
