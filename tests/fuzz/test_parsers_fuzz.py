@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -124,6 +125,17 @@ def test_manifest(data: str | bytes) -> None:
         parse_manifest(raw)
     except ValueError as exc:  # parse_manifest's documented error; read_bundle wraps it
         _one_line(exc)
+
+
+def test_a_source_key_with_a_newline_is_refused_on_one_line() -> None:
+    """Found by the fuzzer: a manifest whose source has a key "\\n" made a two-line error."""
+    data = (
+        '{"schema_version": 1, "created_at": "2026-01-01T00:00:00Z", "source": {"\\n": null}, '
+        '"windows": {}, "signals": [], "instances": [], "members": {}}'
+    )
+    with pytest.raises(ValueError) as err:
+        parse_manifest(data.encode())
+    _one_line(err.value)
 
 
 # -- rule YAML (diagnose/kb.py) ------------------------------------------------------------------

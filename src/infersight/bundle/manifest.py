@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from infersight import controls
 from infersight.limits import Limits
 from infersight.provenance import QueryRun
 from infersight.redact import redact_url
@@ -291,7 +292,8 @@ def parse_manifest(data: bytes, max_depth: int | None = None) -> Manifest:
         return Manifest.model_validate(raw)
     except ValidationError as e:
         err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "manifest"
+        # a key is the file's: one holding a newline would break the one-line refusal
+        loc = controls.shown(".".join(str(p) for p in err["loc"]), one_line=True) or "manifest"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         msg = str(err["msg"]).removeprefix("Value error, ")  # pydantic's prefix says nothing
-        raise ValueError(f"{loc}: {msg}{more}") from None
+        raise ValueError(f"{loc}: {controls.shown(msg, one_line=True)}{more}") from None

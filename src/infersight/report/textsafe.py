@@ -9,22 +9,18 @@ reads `<...>` as a mention or a link (`<!channel>`, `<http://x|click>`), so its 
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, TypeVar
 
 from rich.markup import escape
 
-T = TypeVar("T")
+from infersight.controls import shown
 
-#: C0 controls but tab and newline, DEL, and the C1 controls (ESC's 8-bit forms)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+T = TypeVar("T")
 
 
 def clean(text: object, one_line: bool = False) -> str:
     """`text` with every control character shown as `\\xNN` (newlines too when `one_line`)."""
-    pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return shown(text, one_line)
 
 
 def for_markup(text: object) -> str:

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infersight import userfile
-from infersight.report.textsafe import clean
+from infersight.controls import shown
 from infersight.sources.jsonload import JSONDepthError, loads
 
 MAX_DEPTH = 16
@@ -112,8 +112,8 @@ def parse_notification(body: bytes) -> Notification:
     except ValidationError as exc:
         first = exc.errors()[0]
         # a label's name is the sender's: one with a newline would break the one-line answer
-        loc = clean(".".join(str(p) for p in first["loc"]), one_line=True)
-        msg = clean(first["msg"], one_line=True)
+        loc = shown(".".join(str(p) for p in first["loc"]), one_line=True)
+        msg = shown(first["msg"], one_line=True)
         raise PayloadError(422, f"not an Alertmanager notification: {loc}: {msg}") from None
 
 
