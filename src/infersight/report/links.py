@@ -10,6 +10,7 @@ such a query says so (`as_run` False): it may not be the one that produced the d
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,36 +37,18 @@ class Links:
 
 
 @dataclass(frozen=True)
-class Query:
-    """A query to show: what it computes, the family, the PromQL, the rate window written into
-    it and the range and step to run it over; `as_run` False: the catalog's, not a record."""
+class Query(QueryRun):
+    """A query to show: a recorded run (`provenance.QueryRun`), or with `as_run` False the
+    catalog's query rendered as a pull would send it, not a record."""
 
-    signal: str
-    family: str
-    expr: str
-    rate_window: str
-    start: float
-    end: float
-    step: float
-    as_run: bool
+    as_run: bool = True
 
     @classmethod
     def of(cls, run: QueryRun) -> Query:
-        return cls(
-            run.signal, run.family, run.expr, run.rate_window, run.start, run.end, run.step, True
-        )
+        return cls(**dataclasses.asdict(run))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "signal": self.signal,
-            "family": self.family,
-            "expr": self.expr,
-            "rate_window": self.rate_window,
-            "start": self.start,
-            "end": self.end,
-            "step": self.step,
-            "as_run": self.as_run,
-        }
+        return dataclasses.asdict(self)
 
 
 def _families(source: dict[str, str]) -> list[str]:
