@@ -24,7 +24,7 @@ from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
-from infersight.diagnose.path import Change, PathConfig, Walk, trace
+from infersight.diagnose.path import PathConfig, Walk, trace
 from infersight.diagnose.rank import Candidate, confidence, order
 from infersight.diagnose.result import (
     Diagnosis,
@@ -38,6 +38,7 @@ from infersight.diagnose.result import (
 from infersight.diagnose.root_site import Resolution
 from infersight.diagnose.roots import resolve
 from infersight.diagnose.settings import with_setting
+from infersight.diagnose.starts import felt, unsettled
 from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.grounds import changed_within
@@ -275,7 +276,7 @@ def diagnose(
     walked = trace(ctx, path)
     res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
     if not res.roots and not res.outside:  # nothing found at all: never "nothing"
-        starts = _felt(ctx, walked, results, confirmed) or _unsettled(
+        starts = felt(ctx, walked, results, confirmed) or unsettled(
             ctx, walked, det, results, confirmed
         )
         if starts:
@@ -322,65 +323,6 @@ def diagnose(
         doubt = changed_within(windows[INCIDENT], at, cfg.unhealthy_shift)
         cov = dataclasses.replace(cov, doubts=(*cov.doubts, doubt) if doubt else cov.doubts)
     return apply(dx, cov)
-
-
-def _felt(
-    ctx: Context,
-    walked: Walk,
-    results: Mapping[str, HypothesisResult],
-    confirmed: Mapping[str, Rule],
-) -> list[Change]:
-    """A symptom rule holds on changes too faint to date an incident: the users felt it, and
-    where it came from is walked as any symptom is (seed §2.3), less surely by as much as the
-    changes fall short (`Walk.certainty`)."""
-    want = {
-        (e.signal, e.instance)
-        for rid, rule in confirmed.items()
-        if rule.kind == "symptom"
-        for e in results[rid].evidence
-        if e.supports
-    }
-    # read against the window's own first minutes alone, a change must be as strong as one
-    # nobody felt (a lab warming up wobbles that much), as in `path.walk.symptoms`
-    floor = {False: ctx.config.symptom_min_score, True: walked.reader.config.unfelt_min_score}
-    out = [
-        c
-        for c in walked.reader.changes
-        if (c.signal, c.instance) in want
-        and c.bad
-        and c.direction == "up"
-        and (not c.weak or c.score >= floor[True])
-    ]
-    if out:
-        walked.certainty = max(
-            min(1.0, c.score / floor[c.weak]) if floor[c.weak] > 0 else 1.0 for c in out
-        )
-    return out
-
-
-def _unsettled(
-    ctx: Context,
-    walked: Walk,
-    det: DetectionResult,
-    results: Mapping[str, HypothesisResult],
-    confirmed: Mapping[str, Rule],
-) -> list[Change]:
-    """Where nothing was found to start from, the changes that make the window no healthy
-    one (`DiagnoseConfig.unhealthy_shift`): a climb nobody felt yet is still walked to where
-    it began, so a window that is not healthy always names a place, never nothing. A slow
-    climb alone is not one of them: it is no incident until it nears a limit, which is the
-    forecasts' to judge (a fleet's memory 3% up over the day is a steep shift on a flat line)."""
-    explained = {(e.signal, e.instance) for rid in confirmed for e in results[rid].evidence}
-    strong = {
-        (u.signal, u.instance)
-        for u in unexplained(ctx, det.anomalies, explained)
-        if u.score >= ctx.config.unhealthy_shift
-    }
-    return [
-        c
-        for c in walked.reader.changes
-        if (c.signal, c.instance) in strong and c.bad and not c.weak and c.kind != "trend"
-    ]
 
 
 def _unchecked(
