@@ -11,22 +11,22 @@ Readings that are not there are said, never drawn. The page is described in docs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from html import escape
 
 from infersight.diagnose.result import Diagnosis, Evidence, HypothesisResult
 from infersight.frame import MetricFrame
 from infersight.readings import readable
 from infersight.report.figures import format_score
 from infersight.report.firstscreen import RootLine, also_seen_lines, first_screen
+from infersight.report.html_parts import QueryCells, fold
+from infersight.report.html_parts import e as _e
+from infersight.report.html_parts import query_cell as _query
 from infersight.report.html_style import CSS
-from infersight.report.links import CATALOG_NOTE, Links, Query, link_set, queries
+from infersight.report.links import Links, queries
 from infersight.report.plotdata import PlotTarget, plot_series, plot_targets
 from infersight.report.seen_before import PastIncident, html_section
 from infersight.report.sparkline import sparkline
 from infersight.report.svg import svg_plot
 from infersight.report.symptom import felt
-from infersight.report.textsafe import clean
 from infersight.report.timeline import render_timeline
 from infersight.report.view import (
     ReportView,
@@ -42,58 +42,7 @@ from infersight.report.view import (
 from infersight.units import format_change, format_clock, format_confidence
 
 
-def _e(text: object) -> str:
-    return escape(clean(text), quote=True)
-
-
-#: what a closed part says it holds, next to its marker (hidden once open)
-OPEN_HINT = "click to open"
-
-
-def fold(cls: str, head: str, body: str, hint: str = OPEN_HINT, tail: str = "",
-         opened: bool = False) -> str:  # fmt: skip
-    """A part the reader opens: <details> (its <summary> takes the keyboard's focus and opens
-    with Enter or Space), with a visible marker (▸, turned to ▾ when open) and a hint of what
-    opening shows; `tail` follows the hint inside the summary."""
-    marker = "<span class='marker' aria-hidden='true'>▸</span>"
-    tip = f"<span class='hint'>{_e(hint)}</span>" if hint else ""
-    attr = " open" if opened else ""
-    return (
-        f"<details class='{cls}'{attr}><summary>{marker}{head}{tip}{tail}</summary>{body}</details>"
-    )
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    """What every finding's query cell needs: the queries per signal and the links."""
-
-    queries: dict[str, tuple[Query, ...]]
-    links: Links | None
-
-
-def _one_query(q: Query, links: Links | None, several: bool) -> str:
-    urls = link_set(q, links)
-    tag = f" · {q.family}" if several else ""
-    anchors = " ".join(
-        f"<a class='ql' href='{_e(url)}' rel='noreferrer'>{_e(name.capitalize() + tag)}</a>"
-        for name, url in urls.items()
-    )
-    how = f"{q.family} · rate window {q.rate_window} · step {q.step:g} s"
-    note = "" if q.as_run else f"<small class='missing'>{_e(CATALOG_NOTE)}</small>"
-    code = f"<code>{_e(q.expr)}</code><small>{_e(how)}</small>{note}"
-    return anchors + fold("promql", f"PromQL{_e(tag)}", code, hint="")
-
-
-def _query(ctx: _Ctx | None, signal: str) -> str:
-    """The PromQL a finding's series came from (one per family that fed it), folded, with its
-    links."""
-    qs = ctx.queries.get(signal, ()) if ctx is not None else ()
-    if ctx is None or not qs:
-        return "—"
-    return "".join(_one_query(q, ctx.links, len(qs) > 1) for q in qs)
-
-
-def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> str:
+def _evidence_table(evidence: tuple[Evidence, ...], ctx: QueryCells | None = None) -> str:
     if not evidence:
         return '<p class="meta">No evidence recorded.</p>'
     rows = [
@@ -118,7 +67,7 @@ def _evidence_table(evidence: tuple[Evidence, ...], ctx: _Ctx | None = None) -> 
     return "".join(rows) + "</table>"
 
 
-def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -> str:
+def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: QueryCells | None) -> str:
     ps = plot_series(windows, t.signal, t.instance, t.peers)
     where = f"{t.signal} @ {t.instance}" if t.instance else t.signal
     if ps is None:  # said, not drawn: no line stands in for readings that are not there
@@ -138,7 +87,7 @@ def _plot(t: PlotTarget, windows: Mapping[str, MetricFrame], ctx: _Ctx | None) -
     )
 
 
-def _timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx) -> str:
+def _timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None, ctx: QueryCells) -> str:
     """The timeline, the symptom's query in its caption."""
     f = felt(d)
     return render_timeline(d, windows, _query(ctx, f.signal) if f is not None else "")
@@ -218,7 +167,7 @@ def _root(r: RootView, v: ReportView, line: RootLine | None = None) -> str:
 
 
 def _steps(
-    d: Diagnosis, v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx
+    d: Diagnosis, v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: QueryCells
 ) -> str:
     """Each step's evidence table and plots: a root's open, the steps it caused folded (their
     evidence is there to check, the answer is the root's)."""
@@ -254,7 +203,7 @@ def _hyp_section(
     title: str,
     hyps: tuple[HypothesisResult, ...],
     why: str,
-    ctx: _Ctx,
+    ctx: QueryCells,
     folded: bool = False,
 ) -> str:
     """One section per verdict; `folded`: the section and each hypothesis in it are closed
@@ -303,7 +252,9 @@ def _list_section(
     return f'<section id="{sid}"><h2>{heading}</h2>{listing}</section>'
 
 
-def _changes(v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: _Ctx) -> list[str]:
+def _changes(
+    v: ReportView, windows: Mapping[str, MetricFrame] | None, ctx: QueryCells
+) -> list[str]:
     """Each change no rule explains, with a small plot of its series (the onset marked) and
     its query when the frames are there, as a finding has."""
     out: list[str] = []
@@ -346,7 +297,7 @@ def render_html(
     summary = (
         f"<p>{_e(d.summary)}</p>" if d.summary and d.summary != v.headline and not v.roots else ""
     )
-    ctx = _Ctx(queries(d), links)
+    ctx = QueryCells(queries(d), links)
     source = ", ".join(f"{k}={val}" for k, val in d.source.items())
     screen = first_screen(d)
     symptom = (
