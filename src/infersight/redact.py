@@ -12,6 +12,7 @@ Everything that prints, logs or stores a URL, an error or a command line passes 
     Redactor(secrets).scrub(text)   registers `secrets`, then removes every registered secret
                                     (as is, URL-encoded, escaped, a basic-auth pair's base64)
                                     and the patterns of `redact_text`
+    Redactor().scrub_data(obj)      the same on every string of parsed JSON, numbers untouched
 
 A name is a credential's when one of its words (split at `-`, `_`, `.` and camelCase) is
 `token`, `password`, `secret`, `auth`, `cookie`, `credentials` and the like, or `key` after `api`,
@@ -28,6 +29,7 @@ import base64
 import re
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import quote, unquote
 
 MASK = "***"
@@ -265,3 +267,15 @@ class Redactor:
 
     def scrub(self, text: str) -> str:
         return redact_text(self.scrub_known(text))
+
+    def scrub_data(self, data: Any) -> Any:
+        """Parsed JSON (or any nest of dicts, lists and scalars) with every string scrubbed and
+        nothing else touched: scrubbing its text instead would mask a numeric secret inside a
+        number (a password `1796` in `1796616600.0`) and leave a file no parser reads."""
+        if isinstance(data, str):
+            return self.scrub(data)
+        if isinstance(data, dict):
+            return {self.scrub_known(str(k)): self.scrub_data(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.scrub_data(v) for v in data]
+        return data

@@ -4,6 +4,7 @@ found nowhere in the bundle: not in the stacks, the logs, capture.json, the mani
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tarfile
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from infersight.capture import CaptureRequest, capture
+from infersight.capture.run import scrub_artifacts
 from infersight.capture.stacks import py_spy
 from infersight.lab.live.servers import free_port
+from infersight.redact import Redactor
 from infersight.sources.connect import ConnectionSettings
 
 API_KEY = "sk-live-4f9a8b7c6d5e"
@@ -87,3 +90,18 @@ def test_no_planted_secret_reaches_the_bundle(
     for text in shown:
         for secret in SECRETS:
             assert secret not in text, f"{secret} leaked: {text[:2000]}"
+
+
+def test_a_numeric_secret_leaves_json_artifacts_json() -> None:
+    """A password of digits (here one `serve`'s fuzzing could register) masked in the text of a
+    diagnosis once turned `1796616600.0` into `17966***.0`: JSON artifacts are scrubbed by
+    their strings, so they still parse, their numbers intact, the secret gone from the text."""
+    secret = "5566778899"
+    doc = {"end": 15566778899.0, "note": f"token {secret} rejected", secret: [5566778899]}
+    artifacts = {"diagnosis.json": json.dumps(doc, indent=2).encode(), "x.log": secret.encode()}
+    out = scrub_artifacts(artifacts, Redactor([secret]))
+    back = json.loads(out["diagnosis.json"])
+    assert back == {"end": 15566778899.0, "note": "token *** rejected", "***": [5566778899]}
+    assert out["x.log"] == b"***"
+    # a part's .json that is not JSON is scrubbed as text, not refused
+    assert scrub_artifacts({"bad.json": f"{{{secret}".encode()}, Redactor())["bad.json"] == b"{***"

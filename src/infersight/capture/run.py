@@ -88,12 +88,21 @@ def _redactor(req: CaptureRequest) -> Redactor:
     return Redactor(req.connection.secrets() if req.connection is not None else ())
 
 
-def _scrub(artifacts: dict[str, bytes], redactor: Redactor) -> dict[str, bytes]:
-    """Text artifacts with credentials masked (a token in a command line, a log line)."""
+def scrub_artifacts(artifacts: dict[str, bytes], redactor: Redactor) -> dict[str, bytes]:
+    """Artifacts with credentials masked (a token in a command line, a log line); a JSON one
+    stays JSON: its strings are scrubbed, its numbers and structure kept."""
     out = {}
     for name, data in artifacts.items():
         text = data.decode("utf-8", "replace")
-        out[name] = redactor.scrub(text).encode("utf-8")
+        try:
+            doc = json.loads(text) if name.endswith(".json") else None
+        except ValueError:  # a part's .json that is not JSON: scrubbed as the text it is
+            doc = None
+        if doc is None:
+            out[name] = redactor.scrub(text).encode("utf-8")
+        else:
+            doc = redactor.scrub_data(doc)
+            out[name] = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     return out
 
 
@@ -210,7 +219,7 @@ def capture(
         windows,
         source,
         missing=pulled.missing,
-        artifacts=_scrub(artifacts, redactor),
+        artifacts=scrub_artifacts(artifacts, redactor),
         notes=redactor.scrub(notes),
         overwrite=req.overwrite,
         queries=pulled.runs,

@@ -40,16 +40,6 @@ def who() -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def _scrub(data: Any, redactor: Redactor) -> Any:
-    if isinstance(data, str):
-        return redactor.scrub(data)
-    if isinstance(data, dict):
-        return {str(k): _scrub(v, redactor) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [_scrub(v, redactor) for v in data]
-    return data
-
-
 class AuditLog:
     """Append-only: opened with O_APPEND (a write never lands anywhere but the end), never
     truncated, never through a symlink; one write and one fsync per record."""
@@ -86,7 +76,7 @@ class AuditLog:
             "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "who": who(),
             "event": event,
-            **_scrub(fields, self.redactor),
+            **self.redactor.scrub_data(fields),
         }
         line = (json.dumps(record, sort_keys=False, default=str) + "\n").encode("utf-8")
         view = memoryview(line)
