@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from infersight.diagnose import Diagnosis, KnowledgeBase
+from infersight.diagnose import Diagnosis, KnowledgeBase, Topology
 from infersight.exporters import Catalog
 from infersight.frame import MetricFrame, grid
 from infersight.provenance import QueryRun
@@ -87,6 +87,7 @@ def diagnose_moment(
     source: Mapping[str, str],
     kb: KnowledgeBase | None = None,
     queries: Sequence[QueryRun] = (),
+    topology: Topology | None = None,
 ) -> Diagnosis:
     """The diagnosis of the windows, or a not-judged one saying why when nothing was readable;
     `queries`: those the incident window's series came from, which its reports quote."""
@@ -97,6 +98,8 @@ def diagnose_moment(
     if not cov.judged:
         result = coverage.unjudged(windows, cov, missing, source)
     else:
-        result = diagnose(dict(windows), kb=kb or load_kb(), at=at, source=dict(source))
+        result = diagnose(
+            dict(windows), kb=kb or load_kb(), at=at, source=dict(source), topology=topology
+        )
         result = coverage.apply(result, cov)
     return replace(result, queries_run=tuple(queries))

@@ -16,7 +16,7 @@ from infersight.capture.logs import DEFAULT_MAX_BYTES, capture_logs
 from infersight.capture.metrics import Pulled, diagnose_moment, empty_window, pull_all
 from infersight.capture.parts import Part, PartOutput, PartResult, run_parts
 from infersight.capture.stacks import capture_stacks, resolve
-from infersight.diagnose import Diagnosis, KnowledgeBase
+from infersight.diagnose import Diagnosis, KnowledgeBase, Topology
 from infersight.frame import MetricFrame
 from infersight.limits import Limits
 from infersight.redact import Redactor
@@ -55,6 +55,8 @@ class CaptureRequest:
     metrics_timeout_s: float = 120.0
     overwrite: bool = False
     limits: Limits | None = None
+    #: request-path edges a user declared (`diagnose/path/topology.py`)
+    topology: Topology | None = None
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,13 @@ def capture(
 
     def run_diagnosis() -> PartOutput:
         d = diagnose_moment(
-            windows, pulled.missing, req.at, source, kb, pulled.runs.get(INCIDENT, ())
+            windows,
+            pulled.missing,
+            req.at,
+            source,
+            kb,
+            pulled.runs.get(INCIDENT, ()),
+            req.topology,
         )
         diag_box.append(d)
         roots = ", ".join(r.hypothesis for r in d.root_causes) or "none"

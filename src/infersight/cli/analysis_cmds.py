@@ -266,6 +266,17 @@ def diagnose(
         list[Path] | None,
         typer.Option("--rules", help="Folder of your own hypothesis files (*.yaml); repeatable."),
     ] = None,
+    path_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--path-file",
+            help="YAML of request-path edges the metrics cannot show (an API calling a reranker "
+            "without metrics): calls/misses/runs_on lists of [PART:INSTANCE, PART:INSTANCE] "
+            "(docs/path.md).",
+            envvar="INFERSIGHT_PATH_FILE",
+            metavar="FILE",
+        ),
+    ] = None,
     fmt: ReportFormat = None,
     out: Annotated[
         Path | None,
@@ -344,13 +355,14 @@ def diagnose(
       infersight diagnose incident.tar.gz --history ops/postmortems   (seen before: …)
     """
     from infersight import coverage
-    from infersight.diagnose import KBError, load_kb
+    from infersight.diagnose import KBError, TopologyError, load_kb, load_topology
     from infersight.diagnose import diagnose as run_diagnose
     from infersight.report import render, render_terminal, write_report
     from infersight.report.links import Links
     from infersight.report.timeline_marks import ALERT_KEY
     from infersight.report.write import format_for
     from infersight.safe_write import OutputError, check_output
+    from infersight.userfile import UserFileError
 
     starts_at = alert_start(alert)
     if starts_at is not None and bundle is None:  # the window serve would pull for it
@@ -376,6 +388,10 @@ def diagnose(
         kb = load_kb(rules or [])
     except KBError as exc:
         fail(str(exc))
+    try:
+        topology = load_topology(path_file) if path_file is not None else None
+    except (TopologyError, UserFileError) as exc:
+        fail(f"--path-file: {exc}", EXIT_USAGE)
     prometheus = prometheus_or_env(bundle, prometheus)
     conn = _conn(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
@@ -388,7 +404,9 @@ def diagnose(
         inputs.source[ALERT_KEY] = iso(starts_at)
     cov = coverage_of(inputs)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
-        diagnosis = run_diagnose(inputs.windows, kb=kb, at=inputs.at, source=inputs.source)
+        diagnosis = run_diagnose(
+            inputs.windows, kb=kb, at=inputs.at, source=inputs.source, topology=topology
+        )
     else:
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
     # the reports quote the queries the data came from, not the catalog's first mapping

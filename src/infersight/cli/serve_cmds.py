@@ -150,7 +150,11 @@ def serve(
             f"{listen.host}:{listen.port}",
         )
     base = f"http://{listen.host}:{listen.port}"
-    app = create_app(cfg, capture_runner(cfg, base_url=cfg.public_url or base))
+    try:  # a path file that cannot be used stops the start, not each capture
+        runner = capture_runner(cfg, base_url=cfg.public_url or base)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    app = create_app(cfg, runner)
     err_console.print(
         f"infersight serve on {markup_safe(base)}: POST /alerts; captures in "
         f"{markup_safe(cfg.out_dir)}",

@@ -25,6 +25,7 @@ from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
 from infersight.diagnose.path import PathConfig, Walk, trace
+from infersight.diagnose.path.topology import Topology
 from infersight.diagnose.rank import Candidate, confidence, order
 from infersight.diagnose.result import (
     Diagnosis,
@@ -250,12 +251,14 @@ def diagnose(
     source: Mapping[str, str] | None = None,
     config: DiagnoseConfig | None = None,
     path: PathConfig | None = None,
+    topology: Topology | None = None,
 ) -> Diagnosis:
     """Diagnose windows["incident"] (baselines in the other windows) against the knowledge base.
 
     detection: a DetectionResult already computed on these windows (run here when None);
     kb: the rules (built-in ones when None); at: the moment of interest, later points ignored;
-    config: the engine's constants (`DiagnoseConfig`'s defaults when None).
+    config: the engine's constants (`DiagnoseConfig`'s defaults when None); topology: edges
+    of the request path a user declared (`path/topology.py`), beside those built from the roles.
     """
     if INCIDENT not in windows:
         raise ValueError("diagnose needs an 'incident' window; got " + ", ".join(windows))
@@ -273,7 +276,7 @@ def diagnose(
     back = chain_mod.explained_by(graph)
     results = {t.rule.id: with_setting(ctx, _result(t, graph, back, cfg)) for t in tried}
     with_cautions(results, kb, ctx.role)
-    walked = trace(ctx, path)
+    walked = trace(ctx, path, topology.edges if topology else ())
     res = resolve(walked, kb, results, confirmed, graph, path.unnamed_min_score)
     if not res.roots and not res.outside:  # nothing found at all: never "nothing"
         starts = felt(ctx, walked, results, confirmed) or unsettled(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
 from pydantic import (
@@ -40,6 +40,9 @@ from infersight.sources.connect import ConnectionSettings, file_name
 from infersight.sources.errors import BadConnection, BadCredentials
 from infersight.sources.httpconfig import HTTPConfigError, read_secret_file
 from infersight.timeparse import parse_duration
+
+if TYPE_CHECKING:
+    from infersight.diagnose.path.topology import Topology
 
 ENV_PREFIX = "INFERSIGHT_SERVE__"
 
@@ -150,6 +153,22 @@ class ServeConfig(_Strict):
         description="A postmortem library folder (`infersight postmortem`): each capture's "
         "reports link the most similar past incidents in it. None: no history is searched.",
     )
+    path_file: FileName | None = Field(
+        None,
+        description="A YAML file of request-path edges the metrics cannot show (docs/path.md, "
+        "`diagnose --path-file`), read at start. None: the path is built from what is scraped.",
+    )
+
+    def topology(self) -> Topology | None:
+        """The declared path edges, or None; a `ConfigError` in one line when unusable."""
+        from infersight.diagnose.path.topology import TopologyError, load_topology
+
+        if self.path_file is None:
+            return None
+        try:
+            return load_topology(self.path_file)
+        except (TopologyError, userfile.UserFileError) as exc:
+            raise ConfigError(f"path_file: {exc}") from None
 
     def queue_folder(self) -> Path:
         return self.queue_dir if self.queue_dir is not None else self.out_dir / ".queue"

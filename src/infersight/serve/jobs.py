@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from infersight.capture import CaptureRequest, capture
-from infersight.diagnose import Diagnosis, KnowledgeBase, load_kb
+from infersight.diagnose import Diagnosis, KnowledgeBase, Topology, load_kb
 from infersight.redact import Redactor
 from infersight.report import write_report
 from infersight.report.seen_before import PastIncident
@@ -25,7 +25,9 @@ REPORTS = {"md": "report.md", "html": "report.html", "json": "report.json"}
 BUNDLE = "bundle.tar.gz"
 
 
-def capture_request(cfg: ServeConfig, job: Job, folder: Path) -> CaptureRequest:
+def capture_request(
+    cfg: ServeConfig, job: Job, folder: Path, topology: Topology | None = None
+) -> CaptureRequest:
     """The capture of one firing group: diagnosed when its notification arrived, over the
     configured window or longer, reaching back past its startsAt (`moment.alert_window`)."""
     c = cfg.capture
@@ -50,6 +52,7 @@ def capture_request(cfg: ServeConfig, job: Job, folder: Path) -> CaptureRequest:
         # the folder is this job's alone: a bundle there is from a run that a stop cut short
         # before its reports, and this run of the job replaces it
         overwrite=True,
+        topology=topology,
     )
 
 
@@ -93,11 +96,12 @@ def history(cfg: ServeConfig, diagnosis: Diagnosis) -> tuple[PastIncident, ...] 
 def capture_runner(cfg: ServeConfig, kb: KnowledgeBase | None = None, base_url: str = "") -> Runner:
     """The runner that captures and reports for real."""
     knowledge = kb or load_kb()
+    topology = cfg.topology()
     redactor = Redactor(cfg.secrets())
 
     def run(job: Job) -> Outcome:
         folder = check_folder(cfg.out_dir / job.id, create=True)
-        result = capture(capture_request(cfg, job, folder), knowledge)
+        result = capture(capture_request(cfg, job, folder, topology), knowledge)
         seen = history(cfg, result.diagnosis)
         # the reports kept beside the bundle are the record, not the first screen: in full
         reports = {

@@ -147,10 +147,23 @@ Instances are machines, not scrape targets: the sources already joined an engine
 dcgm-exporter's and node_exporter's series of one machine into one identity (docs/signals.md), \
 so the slow requests and the hot card of node-7 meet on one machine.
 
-**Declaring more of the path.** `build_world` and `trace(ctx, config, extra_edges)` accept \
-extra edges as `(kind, from, to)` triples (`("calls", "service:api-0", "reranker:rr-0")`); a \
-node they name that nothing scraped is added. No command reads them from a file yet: \
-`infersight diagnose` builds the path from what is scraped alone."""
+**Declaring more of the path.** What the roles cannot tell (an API that calls a reranker, an \
+embedding service the engines wait on) is declared in a small YAML file, given to \
+`infersight diagnose --path-file FILE` (or `$INFERSIGHT_PATH_FILE`) and to `serve` as \
+`path_file:`. Its keys are the kinds of edge, each a list of `[FROM, TO]` pairs of nodes \
+`PART:INSTANCE`; an instance may be a shell pattern, standing for every instance of that part \
+present (none where none matches); a literal node nothing scraped is added, and the walk passes \
+through it like the hop. Declared edges add to those built from the roles; none is taken away. \
+A file that cannot be used is refused in one line naming the entry (`diagnose/path/topology.py`):
+
+```yaml
+calls:                                  # who sends work to whom
+  - [service:api-*, service:rerank-0]   # a reranker is a service
+misses:                                 # a cache passes what it misses on
+  - [cache:redis-0, retrieval:qdrant-0]
+runs_on:                                # what runs where
+  - [service:rerank-0, host:node-9]
+```"""
 
 _CHANGES = """\
 At every node the walk asks what changed over the window. A change is one series (a signal on \

@@ -18,14 +18,15 @@ exporters. Edges are of three kinds, built from the roles present, never written
   The virtual hop runs on the hosts no other part claims (the API's machines, scraped by
   node_exporter alone).
 
-A user may add nodes and edges in a small YAML file (`topology.py`): an embedding service, a
-reranker, a second cache.
+A user may add nodes and edges in a small YAML file (`topology.py`, `--path-file`): an
+embedding service, a reranker, a second cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 import numpy as np
 
@@ -245,13 +246,26 @@ def build_world(frame: MetricFrame, extra: Iterable[tuple[str, str, str]] = ()) 
             if ps <= {"host"}:
                 w.add_edge("runs_on", HOP, node_id("host", inst))
     for kind, a, b in extra:
-        for n in (a, b):
-            if n not in w.nodes:
-                part, _, inst = n.partition(":")
-                w.nodes[n] = Node(n, part, inst)
-                w.parts.setdefault(inst, set()).add(part)
-        w.add_edge(kind, a, b)
+        for x in _declared(w, a):
+            for y in _declared(w, b):
+                if x != y:
+                    w.add_edge(kind, x, y)
     return w
+
+
+def _declared(w: World, node: str) -> list[str]:
+    """The nodes a declared one stands for (`topology.py`): every node of its part whose
+    instance matches a pattern; a literal node, added where nothing scraped it."""
+    part, _, inst = node.partition(":")
+    if node != HOP and any(ch in inst for ch in "*?["):
+        return sorted(
+            n.id for n in w.nodes.values() if n.part == part and fnmatchcase(n.instance, inst)
+        )
+    if node not in w.nodes:
+        w.nodes[node] = Node(node, part, inst)
+        if node != HOP:
+            w.parts.setdefault(inst, set()).add(part)
+    return [node]
 
 
 def peers(world: World, node: str, roles: Mapping[str, str]) -> list[str]:

@@ -8,6 +8,8 @@ A case file is a YAML list of cases::
       engine: vllm              # optional: vllm (default) | triton, the engine's dialect
       seed: 0                   # optional: the noise's seed (default 0)
       drop: [infra.gpu_temp_c]  # optional: signals not deployed (no series at all)
+      path: {calls: [[service:api-0, service:rerank-0]]}   # optional: declared path edges
+                                # (diagnose --path-file's format, diagnose/path/topology.py)
       base:                     # optional: levels everywhere (before the onset, baselines);
         service.gc_pause_ratio: {all-nodes: 0.005}   # a signal rag_stack lacks is deployed so
       change:                   # signal → instance → value from the onset on (incident only)
@@ -61,6 +63,7 @@ import yaml
 
 from infersight.diagnose import diagnose
 from infersight.diagnose.kb import KnowledgeBase
+from infersight.diagnose.path.topology import Topology, parse_topology
 from infersight.diagnose.result import Diagnosis
 from infersight.lab.evaluate.rag_stack import CACHE, GATEWAY, NODES, ONSET, VDB, windows
 
@@ -71,7 +74,7 @@ SHORTHANDS: dict[str, tuple[str, ...]] = {
     "vdb": (VDB,),
 }
 VERDICTS = {"confirmed", "refuted", "inconclusive"}
-CASE_KEYS = {"name", "engine", "seed", "drop", "base", "change", "expect"}
+CASE_KEYS = {"name", "engine", "seed", "drop", "base", "change", "path", "expect"}
 EXPECT_KEYS = {
     "root", "roots_include", "verdict", "not_root", "instances",
     "node", "unnamed", "bottleneck", "trigger", "first_signals", "verdicts",
@@ -135,6 +138,7 @@ class Case:
     seed: int = 0
     base: dict[str, dict[str, Value]] = field(default_factory=dict)
     drop: tuple[str, ...] = ()
+    topology: Topology | None = None
 
     def windows(self) -> dict[str, Any]:
         return windows(
@@ -142,7 +146,7 @@ class Case:
         )
 
     def diagnose(self, kb: KnowledgeBase | None = None) -> Diagnosis:
-        return diagnose(self.windows(), kb=kb)
+        return diagnose(self.windows(), kb=kb, topology=self.topology)
 
 
 def _case(rule: str, raw: Mapping[str, Any]) -> Case:
@@ -170,6 +174,7 @@ def _case(rule: str, raw: Mapping[str, Any]) -> Case:
         seed=int(raw.get("seed", 0)),
         base=_per_instance(raw.get("base"), f"{where}: base"),
         drop=tuple(raw.get("drop") or ()),
+        topology=parse_topology(raw["path"], f"{where}: path") if "path" in raw else None,
     )
 
 
