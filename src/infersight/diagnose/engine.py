@@ -214,7 +214,11 @@ def _roots(
             me = next(c for c in first if c.id == p.id)
             first.remove(me)
             at = next(i for i, c in enumerate(first) if c.id == p.triggered_by)
-            load = all(e.is_work or e.follows_work for e in by_id[p.triggered_by].site.ends)
+            # the work came from a failure where the trigger is a part that stopped or
+            # restarted; a time of its own beside the work (a TTFT that nothing else
+            # explains on one replica) makes it no failure
+            ends = by_id[p.triggered_by].site.ends
+            load = not any(e.facet == "availability" for e in ends)
             mine = p.triggered_by in chain_mod.reach(graph, p.id)
             first.insert(at if load or mine else at + 1, me)
     out = []

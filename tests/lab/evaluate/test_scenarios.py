@@ -44,12 +44,9 @@ NATIVE_FIRST = [
 #: right-root-first cases the request-path walk lost (issue 37's open work, measured in its
 #: note): strict, so each one that is answered right again fails here until its mark goes
 REGRESSED = {
-    ("max_batch_too_large", 0, "vllm"),
     ("shared_gpu_contention", 3, "vllm"), ("vram_leak", 17, "native"),
-    ("cache_stampede", 15, "native"), ("max_batch_too_large", 9, "triton"),
-    ("max_batch_too_large", 38, "triton"), ("max_batch_too_large", 50, "triton"),
-    ("vram_oom_cascade", 53, "vllm"), ("threadpool_too_small", 73, "triton"),
-    ("unbounded_queue", 50, "vllm"),
+    ("cache_stampede", 15, "native"), ("max_batch_too_large", 50, "triton"),
+    ("vram_oom_cascade", 53, "vllm"),
 }  # fmt: skip
 LOST = pytest.mark.xfail(strict=True, reason="lost by the request-path walk (issue 37)")
 
@@ -112,7 +109,7 @@ def test_right_root_first_native(scenario: str) -> None:
         ("unbounded_queue", 24, "triton"),
         # the batches that OOMed are not read (counters restarted), those before them only grew
         # half again, but each pass took 2.5x as long: past the knee, not longer inputs
-        _known(("max_batch_too_large", 9, "triton")),
+        ("max_batch_too_large", 9, "triton"),
         ("max_batch_too_large", 11, "native"),
         # a slow card runs hot and its driver trims the clock 1.5%: batches 1.6x slower than
         # the fleet's are not the clock's doing (TGI: the mean pass from its histogram's sum)
@@ -159,7 +156,7 @@ def test_right_root_first_native(scenario: str) -> None:
         # restarts, not read) while each pass at its worst took 2.5x as long: each item cost
         # more, the batches were past the knee — not longer inputs on the old cap
         ("max_batch_too_large", 12, "triton"),
-        _known(("max_batch_too_large", 38, "triton")),
+        ("max_batch_too_large", 38, "triton"),
         _known(("max_batch_too_large", 50, "triton")),
         # two cards of six OOMed at the burst; the other four peaked at 81-84% against ~71%
         # before: the headroom was gone fleet-wide, not on one card
@@ -167,7 +164,7 @@ def test_right_root_first_native(scenario: str) -> None:
         # the request rate crept over its band on the morning ramp two hours before the surge
         # and detection ran both together: the surge is "1.5x" since it got that big, so the
         # unbounded queue that let it through is not dated after it
-        _known(("unbounded_queue", 50, "vllm")),
+        ("unbounded_queue", 50, "vllm"),
         # one card slowed 2.5x half an hour before the alert, too short a share of a 3 h window
         # for a fleet outlier; the morning ramp lifted every card's traffic 1.4x over the hour
         # before, so "no more traffic" is read against its peers, not its own past
@@ -194,7 +191,7 @@ def test_right_root_first_native(scenario: str) -> None:
         ("gc_pauses", 66, "vllm"),
         # Triton reports queue time only as a cumulative total: a pool too small shows as the
         # mean wait per request, for six minutes of a traffic peak
-        _known(("threadpool_too_small", 73, "triton")),
+        ("threadpool_too_small", 73, "triton"),
         # a traffic bump at 11:10 was served and gone by 11:25; the surge into the unbounded
         # queue came at 11:40: the surge is dated from then, so the queue explains it
         ("unbounded_queue", 74, "vllm"),
