@@ -208,17 +208,20 @@ def _roots(
     # work was only more of it (a burst a sound setting absorbs: the limit is the fault) or
     # the rules read that root as the limit's own consequence (a pool that admits everything
     # fills the batches), after it where the work came from a failure (peers restarting in
-    # turn: the failure is)
+    # turn: the failure is) or the root sent no more work but slowed (a callee that holds
+    # the workers longer: seed §5.2)
     for p in res.roots:
         if p.triggered_by:
             me = next(c for c in first if c.id == p.id)
             first.remove(me)
             at = next(i for i, c in enumerate(first) if c.id == p.triggered_by)
-            # the work came from a failure where the trigger is a part that stopped or
-            # restarted; a time of its own beside the work (a TTFT that nothing else
-            # explains on one replica) makes it no failure
-            ends = by_id[p.triggered_by].site.ends
-            load = not any(e.facet == "availability" for e in ends)
+            # only more work shows a limit: where the root sent none (a slower part that
+            # held the workers longer), or the work came from a failure (a part that stopped,
+            # restarted or left the rotation), that root is the fault. A time of its own
+            # beside the work (a TTFT nothing else explains on one replica) is no failure
+            sent = by_id[p.triggered_by]
+            failed = any(e.facet == "availability" or e.kind == "idle" for e in sent.site.ends)
+            load = sent.trigger and not failed
             mine = p.triggered_by in chain_mod.reach(graph, p.id)
             first.insert(at if load or mine else at + 1, me)
     out = []

@@ -45,8 +45,7 @@ NATIVE_FIRST = [
 #: note): strict, so each one that is answered right again fails here until its mark goes
 REGRESSED = {
     ("shared_gpu_contention", 3, "vllm"), ("vram_leak", 17, "native"),
-    ("cache_stampede", 15, "native"), ("max_batch_too_large", 50, "triton"),
-    ("vram_oom_cascade", 53, "vllm"),
+    ("cache_stampede", 15, "native"), ("vram_oom_cascade", 53, "vllm"),
 }  # fmt: skip
 LOST = pytest.mark.xfail(strict=True, reason="lost by the request-path walk (issue 37)")
 
@@ -157,7 +156,7 @@ def test_right_root_first_native(scenario: str) -> None:
         # more, the batches were past the knee — not longer inputs on the old cap
         ("max_batch_too_large", 12, "triton"),
         ("max_batch_too_large", 38, "triton"),
-        _known(("max_batch_too_large", 50, "triton")),
+        ("max_batch_too_large", 50, "triton"),
         # two cards of six OOMed at the burst; the other four peaked at 81-84% against ~71%
         # before: the headroom was gone fleet-wide, not on one card
         _known(("vram_oom_cascade", 53, "vllm")),

@@ -108,13 +108,14 @@ class Reader:
         return float(np.median(late)) <= float(np.max(early)) * self.config.more_work
 
     def _showed(self, c: Change, span: np.ndarray) -> bool:
-        """Whether the change already showed within `span` (a quarter of the way or more):
-        then what was carried there came with it (each burst fills the batches)."""
+        """Whether the change already showed within `span` (halfway or more, where dating
+        places a change's first sign): then what was carried there came with it (each burst
+        fills the batches). A burst that nudged it a quarter of the way is noise it rides."""
         s = self.frame.get(c.signal) if self.frame is not None else None
         row = s.row(c.instance) if s is not None else None
         if row is None or c.before is None or c.after is None:
             return False
-        mark = part_way(c.before, c.after, 0.25)
+        mark = part_way(c.before, c.after, 0.5)
         with np.errstate(invalid="ignore"):
             past = row[span] > mark if c.after > c.before else row[span] < mark
         return bool(np.any(past))
