@@ -76,13 +76,7 @@ def test_pool_setting_is_the_capacity_packages_v_over_m() -> None:
     ("scenario", "dialect", "quote"),
     [
         ("threadpool_too_large", "native", r"Set service\.concurrency_limit to (\d+) \("),
-        pytest.param(
-            "max_batch_too_large",
-            "vllm",
-            r"Set max batch size to (?:at most )?(\d+) \(",
-            # named second on this seed since the request-path walk (issue 37's open work)
-            marks=pytest.mark.xfail(strict=True, reason="lost by the request-path walk"),
-        ),
+        ("max_batch_too_large", "vllm", r"Set max batch size to (?:at most )?(\d+) \("),
     ],
 )
 def test_simulated_findings_quote_the_setting(scenario: str, dialect: str, quote: str) -> None:

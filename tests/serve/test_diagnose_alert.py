@@ -51,7 +51,9 @@ def test_an_alert_starting_at_the_onset_is_diagnosed_when_it_arrives(
     now = _roots(["diagnose", "-p", prom.url, "--alert", alert, "--window", "30m"])
     assert {"vector_db_swap", "cache_capacity"} <= set(now[:2])
     at = _roots(["diagnose", "-p", prom.url, "--alert", alert, "--at", iso(end)])
-    assert at == now
+    # the same causes first; a faint third root may come and go with the seconds by which
+    # "now" passed the data's end (the window slides by a scrape or two)
+    assert at[:2] == now[:2]
 
 
 def test_a_bundle_is_diagnosed_at_its_newest_data_not_at_startsat(tmp_path: Path) -> None:
