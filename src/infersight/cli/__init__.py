@@ -20,6 +20,7 @@ from infersight.cli import (
     capacity_cmds,
     capture_cmds,
     catalog_cmds,
+    diagnose_cmd,
     lab_cmds,
     live_cmds,
     postmortem_cmds,
@@ -81,7 +82,7 @@ app.command("exporters")(catalog_cmds.exporters)
 app.command("probe")(with_connection_options(pull_cmds.probe))
 app.command("pull")(with_connection_options(pull_cmds.pull))
 app.command("detect")(with_connection_options(analysis_cmds.detect))
-app.command("diagnose")(with_connection_options(analysis_cmds.diagnose))
+app.command("diagnose")(with_connection_options(diagnose_cmd.diagnose))
 app.command("capture")(with_connection_options(capture_cmds.capture))
 app.command("serve")(serve_cmds.serve)
 app.add_typer(bundle_cmds.app, name="bundle")
