@@ -5,6 +5,7 @@ one line naming the entry."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,7 @@ def test_diagnose_reads_the_path_file_and_refuses_a_bad_one(tmp_path: Path) -> N
     res = runner.invoke(app, ["diagnose", str(bundle), "--path-file", str(good), "--json"])
     assert res.exit_code == 1, res.output
     assert '"nodes": [\n        "service:rerank-0"\n      ]' in res.stdout
+    assert json.loads(res.stdout)["source"]["path_file"] == str(good)  # the report says so
     for path, says in ((bad, "'gpu' is no node"), (tmp_path / "no", "path file")):
         res = runner.invoke(app, ["diagnose", str(bundle), "--path-file", str(path)])
         err = res.exception

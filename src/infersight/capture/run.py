@@ -173,6 +173,8 @@ def capture(
             source["tenant"] = conn.tenant
     if req.scope:
         source["scope"] = json.dumps(req.scope, sort_keys=True)
+    if req.topology:
+        source["path_file"] = req.topology.source
     if req.alert_starts_at is not None:
         source[ALERT_KEY] = iso(req.alert_starts_at)
     if pulled.families:

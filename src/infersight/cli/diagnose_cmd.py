@@ -235,6 +235,8 @@ def diagnose(
         alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
     if starts_at is not None:  # the HTML timeline marks it
         inputs.source[ALERT_KEY] = iso(starts_at)
+    if topology:  # the report says the path was not built from the scrape alone
+        inputs.source["path_file"] = topology.source
     cov = coverage_of(inputs)
     if cov.judged:  # judged unless an all-clear has no grounds (coverage.apply, in diagnose)
         diagnosis = run_diagnose(

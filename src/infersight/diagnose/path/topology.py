@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from infersight.diagnose.path.world import HOP
 from infersight.signals import Part
 from infersight.userfile import read_text
 from infersight.yamltext import parse_yaml
@@ -32,7 +33,6 @@ from infersight.yamltext import parse_yaml
 EDGE_KINDS = ("calls", "misses", "runs_on")
 #: the parts a declared node may be of: the path's, not the `instance` stand-in
 PARTS = tuple(p for p in Part.__args__ if p != "instance")  # type: ignore[attr-defined]
-HOP = "hop"
 _FORM = "write PART:INSTANCE, e.g. cache:redis-0"
 
 
@@ -52,18 +52,12 @@ class Topology:
 
 
 def _node(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise TopologyError(
-            f"{where}: {value!r} is no node: write PART:INSTANCE, e.g. cache:redis-0"
-        )
-    node = value.strip()
+    node = value.strip() if isinstance(value, str) else ""
     if node == HOP:
         return node
     part, sep, inst = node.partition(":")
     if not sep or not inst:
-        raise TopologyError(
-            f"{where}: {node!r} is no node: write PART:INSTANCE, e.g. cache:redis-0"
-        )
+        raise TopologyError(f"{where}: {value!r} is no node: {_FORM}")
     if part not in PARTS:
         raise TopologyError(
             f"{where}: {part!r} is no part of the path; use one of {', '.join(PARTS)} or hop "
