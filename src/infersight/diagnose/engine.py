@@ -221,7 +221,11 @@ def _roots(
             # beside the work (a TTFT nothing else explains on one replica) is no failure
             sent = by_id[p.triggered_by]
             failed = any(e.facet == "availability" or e.kind == "idle" for e in sent.site.ends)
-            load = sent.trigger and not failed
+            # a limit the work met first (a pool too small in front of an unbounded queue)
+            # is nearer the fault than one behind it
+            rule = kb.get(sent.id) if sent.named else None
+            limit = rule is not None and rule.under_load
+            load = sent.trigger and not failed and not limit
             mine = p.triggered_by in chain_mod.reach(graph, p.id)
             first.insert(at if load or mine else at + 1, me)
     out = []

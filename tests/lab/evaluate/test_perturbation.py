@@ -134,3 +134,19 @@ def test_scraped_every_15s_the_fault_is_still_named(scenario: str, seed: int, pa
     first = dx.root_causes[0]
     assert first.hypothesis == scenario, [r.hypothesis for r in dx.root_causes]
     assert first.node.split(":")[0] == part and first.node.split(":")[1] in res.truth.instances
+
+
+@pytest.mark.sim
+def test_without_dcgm_a_pool_too_small_goes_before_the_queue_behind_it() -> None:
+    """Two limits, one behind the other: the burst met the pool cut too small first, and the
+    unbounded queue behind it only held what the pool could not take. With no card scraped,
+    both hold; the pool is named first."""
+    from infersight.diagnose import diagnose
+    from infersight.lab.evaluate.scenario_windows import alert_time, windows_at
+    from infersight.lab.sim import simulate
+
+    res = simulate("threadpool_too_small", 26, instances=6, seed=5, step=60.0)
+    store = res.raw("vllm", exposure=Exposure(without=("dcgm",)))
+    at = alert_time(res)
+    roots = [r.hypothesis for r in diagnose(windows_at(res, "vllm", at, store), at=at).root_causes]
+    assert roots[:1] == ["threadpool_too_small"], roots
