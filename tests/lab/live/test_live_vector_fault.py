@@ -128,7 +128,13 @@ def test_vector_out_of_ram_pages_from_disk_then_clears(lab: stack.Lab) -> None:
         faults.clear(lab)
     assert faults.active(lab) == []
 
-    after = _search(lab, SEARCHES, "after")
+    # another process's load can page this one's own code or a page of its index out for a
+    # moment (the counter is the whole process's): the paging has cleared when a round of
+    # searches reads nothing from disk, within a few rounds; a fault left on pages every one
+    for _ in range(4):
+        after = _search(lab, SEARCHES, "after")
+        if after["faults"] < 0.1 and after["resident"] == after["size"]:
+            break
     assert after["faults"] < 0.1, after
     assert after["mean_s"] < 2 * base["mean_s"] + 0.0005, (base, after)
     assert after["resident"] == after["size"]
