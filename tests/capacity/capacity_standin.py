@@ -3,7 +3,9 @@ batches run one at a time on one "device" and a `GET /infer` whose requests shar
 
 A batch of n items takes `base × max(1, n / knee)` seconds: below the knee a larger batch costs
 the same time (throughput grows with n), past it time grows with n (throughput is flat), so
-the batch curve's knee sits at `knee` by construction. `/infer` holds one of `slots` for
+the batch curve's knee sits at `knee` by construction, as long as `base` dwarfs the fixed cost
+of one request's HTTP and JSON (5-20 ms on a busy 2-core machine): that cost is amortised over
+the items, so a small `base` makes throughput keep rising past the knee. `/infer` holds one of `slots` for
 `base` seconds: throughput grows with concurrency up to `slots`, then stays flat."""
 
 from __future__ import annotations

@@ -79,11 +79,11 @@ def test_concurrency_shows_each_figure_with_its_arithmetic() -> None:
 @pytest.mark.server
 def test_sweep_writes_results_that_batch_reads(tmp_path: Path) -> None:
     out = tmp_path / "sweep.csv"
-    with serve(create_app(base=0.02, knee=8, slots=4)) as url:
+    with serve(create_app(base=0.06, knee=8, slots=4)) as url:
         res = runner.invoke(
             app,
             ["capacity", "sweep", url + "/v1/embeddings", "--batch", "1,2,4,8,16,32",
-             "-o", str(out), "--step", "1.5s", "--warmup", "0.3s"],
+             "-o", str(out), "--step", "2s", "--warmup", "0.3s"],
         )  # fmt: skip
         assert res.exit_code == 0, res.output
         again = runner.invoke(

@@ -22,7 +22,7 @@ def _step_of(levels: list[int], x: float | None) -> int:
 
 
 def test_batch_sweep_finds_the_built_in_knee_twice() -> None:
-    with serve(create_app(base=0.02, knee=16, slots=4)) as url:
+    with serve(create_app(base=0.05, knee=16, slots=4)) as url:
         target = Target(url + "/v1/embeddings", "openai")
         knees = []
         for _ in range(2):
