@@ -38,6 +38,8 @@ def render(catalog: Catalog) -> str:
             f"Priority {fam.priority}. Source: {fam.source}.",
             "",
         ]
+        if fam.checked:
+            out += [f"Names checked: {fam.checked}", ""]
         if fam.notes:
             out += [fam.notes, ""]
         out += ["| signal | PromQL (window 5m) |", "|---|---|"]

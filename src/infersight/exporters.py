@@ -50,6 +50,8 @@ class _FamilySpec(BaseModel):
     layer_hint: str
     priority: int = Field(ge=0, le=100)
     source: str
+    #: the exporter's version whose names were checked, and against what (a real scrape)
+    checked: str = ""
     notes: str = ""
     detect: list[str] = Field(min_length=1)
     signals: dict[str, list[str | _AltSpec]]
@@ -94,6 +96,7 @@ class Family:
     detect: tuple[str, ...]
     mappings: dict[str, tuple[SignalMapping, ...]]  # signal -> alternatives, preferred first
     path: str
+    checked: str = ""
 
     @property
     def signals(self) -> list[str]:
@@ -141,6 +144,7 @@ def _load_family(text: str, origin: str) -> Family:
         tuple(spec.detect),
         mappings,
         origin,
+        spec.checked.strip(),
     )
 
 

@@ -20,7 +20,7 @@ BUILTIN = sorted(
 # source); histograms and counters are listed as scraped (`_bucket`/`_sum`/`_count`, `_total`).
 REAL = re.compile(
     r"^(vllm:(num_requests_(running|waiting)|kv_cache_usage_perc|gpu_cache_usage_perc"
-    r"|request_success_total|num_preemptions_total|generation_tokens_total"
+    r"|request_success_total|admission_rejections_total|num_preemptions_total|generation_tokens_total"
     r"|(gpu_)?prefix_cache_(hits|queries)_total"
     r"|(e2e_request_latency|time_to_first_token|inter_token_latency|time_per_output_token"
     r"|request_queue_time|request_inference_time|request_prefill_time|request_decode_time)"

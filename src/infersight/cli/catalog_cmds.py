@@ -123,6 +123,7 @@ def exporters(
             "detected_by": list(f.detect),
             "signals": f.signals,
             "source": f.source,
+            "checked": f.checked,
             "notes": f.notes,
             "file": f.path,
         }
