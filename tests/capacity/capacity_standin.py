@@ -5,8 +5,8 @@ A batch of n items takes `base × max(1, n / knee)` seconds: below the knee a la
 the same time (throughput grows with n), past it time grows with n (throughput is flat), so
 the batch curve's knee sits at `knee` by construction, as long as `base` dwarfs the fixed cost
 of one request's HTTP and JSON (5-20 ms on a busy 2-core machine): that cost is amortised over
-the items, so a small `base` makes throughput keep rising past the knee. `/infer` holds one of `slots` for
-`base` seconds: throughput grows with concurrency up to `slots`, then stays flat."""
+the items, so a small `base` makes throughput keep rising past the knee. `/infer` holds one of
+`slots` for `base` seconds: throughput grows with concurrency up to `slots`, then stays flat."""
 
 from __future__ import annotations
 

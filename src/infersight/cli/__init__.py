@@ -22,6 +22,7 @@ from infersight.cli import (
     catalog_cmds,
     diagnose_cmd,
     lab_cmds,
+    lab_engine_cmds,
     live_cmds,
     postmortem_cmds,
     pull_cmds,
@@ -87,6 +88,7 @@ app.command("capture")(with_connection_options(capture_cmds.capture))
 app.command("serve")(serve_cmds.serve)
 app.add_typer(bundle_cmds.app, name="bundle")
 live_cmds.register(lab_cmds.app)  # lab up|down|status|fault|load: real processes
+lab_cmds.app.add_typer(lab_engine_cmds.app, name="engine")  # lab engine setup|status
 app.add_typer(lab_cmds.app, name="lab")
 app.command("demo")(lab_cmds.demo)
 app.add_typer(bench_cmds.app, name="bench")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -22,10 +22,14 @@ from infersight.cli.common import (
     wants_json,
 )
 
+if TYPE_CHECKING:
+    from infersight.lab.engine import Engine
+
 DirOpt = Annotated[
     Path, typer.Option("--dir", help="The lab's folder: pid files, logs, configs, ground truth.")
 ]
 DEFAULT_DIR = Path("lab-live")
+ENGINES = ("standin", "vllm")
 
 
 def _errors() -> tuple[type[Exception], ...]:
@@ -36,20 +40,54 @@ def _errors() -> tuple[type[Exception], ...]:
     return (LabError, ServerUnavailable, OutputError)
 
 
+def _engine(kind: str, where: Path | None, quiet: bool) -> Engine | None:
+    """The real engine asked for, or None: the stand-in (said in one line when the engine
+    asked for is not installed)."""
+    from infersight.lab.engine import EngineUnavailable, find
+
+    if kind == "standin":
+        return None
+    try:
+        return find(where)
+    except EngineUnavailable as exc:
+        if not quiet:
+            err_console.print(f"[yellow]{markup_safe(exc)}; running the GPU stand-in instead[/]")
+        return None
+
+
 def up(
     replicas: Annotated[int, typer.Option("--replicas", min=1, max=8)] = 3,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            metavar="standin|vllm",
+            help="What serves the model: the GPU stand-in, or real vLLM processes (made once "
+            "by `infersight lab engine setup`; about 2.7 GB of memory each).",
+        ),
+    ] = "standin",
+    engine_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--engine-dir", help="Where `lab engine setup` put the engine.", show_default=False
+        ),
+    ] = None,
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
 ) -> None:
-    """Start the live lab: HAProxy, the API, Redis + exporter, vector search, GPU stand-ins,
-    node_exporter and Prometheus, each a process on a loopback port.
+    """Start the live lab: HAProxy, the API, Redis + exporter, vector search, the model's
+    replicas (GPU stand-ins, or real vLLM engines each with a modelled card), node_exporter
+    and Prometheus, each a process on a loopback port.
 
     Example: infersight lab up --replicas 3 --dir lab && infersight lab status --dir lab
     """
     as_json = wants_json(fmt, as_json)
     from infersight.lab.live import stack
 
+    if engine not in ENGINES:
+        fail(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}", EXIT_USAGE)
+    real = _engine(engine, engine_dir, as_json)
     try:
         lab = stack.up(
             lab_dir,
@@ -57,17 +95,23 @@ def up(
             progress=lambda m: (
                 None if as_json else err_console.print(f"[dim]· {markup_safe(m)}[/]")
             ),
+            engine=real,
         )
     except _errors() as exc:
         fail(str(exc))
     if as_json:
         print_json(
-            {"dir": str(lab_dir), "gateway": lab.gateway_url, "prometheus": lab.prometheus_url}
+            {
+                "dir": str(lab_dir),
+                "engine": lab.engine,
+                "gateway": lab.gateway_url,
+                "prometheus": lab.prometheus_url,
+            }
         )
         return
     console.print(
-        f"lab up in {markup_safe(lab_dir)}: gateway {lab.gateway_url}, "
-        f"Prometheus {lab.prometheus_url}\n{markup_safe(stack.MODELLED_NOTE)}.\n"
+        f"lab up in {markup_safe(lab_dir)} ({markup_safe(lab.engine)}): gateway "
+        f"{lab.gateway_url}, Prometheus {lab.prometheus_url}\n{markup_safe(lab.note)}.\n"
         f"Try: infersight lab load --dir {markup_safe(lab_dir)} --rate 8 --duration 2m"
     )
 
@@ -105,6 +149,7 @@ def status(
     if as_json:
         print_json(
             {
+                "engine": lab.engine,
                 "gateway": lab.gateway_url,
                 "prometheus": lab.prometheus_url,
                 "parts": [r.to_dict() for r in rows],
@@ -126,8 +171,11 @@ def status(
                 r.metrics or "-",
             )
         console.print(table)
-        console.print(f"* {markup_safe(stack.MODELLED_NOTE)}")
-        console.print(f"gateway {lab.gateway_url}   Prometheus {lab.prometheus_url}")
+        console.print(f"* {markup_safe(lab.note)}")
+        console.print(
+            f"engine {markup_safe(lab.engine)}   gateway {lab.gateway_url}   "
+            f"Prometheus {lab.prometheus_url}"
+        )
         for a in active:
             console.print(
                 f"[yellow]fault[/] {markup_safe(a['fault'])} on {markup_safe(a['target'])}"

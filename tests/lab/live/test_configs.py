@@ -44,3 +44,14 @@ def test_the_gpu_standin_exports_a_zero_abort_count_from_the_start() -> None:
     text = generate_latest(Replica("replica-0").registry).decode()
     for reason in ("stop", "length", "abort"):
         assert f'vllm:request_success_total{{finished_reason="{reason}"' in text
+
+
+def test_a_real_engine_is_the_vllm_target_and_its_card_the_dcgm_target() -> None:
+    ports = _ports(2) | {"engine-0": 21000, "engine-1": 21001}
+    cfg = yaml.safe_load(prometheus_yml(ports, 2, [], real_engine=True))
+    assert _targets(cfg, "vllm") == [
+        ("127.0.0.1:21000", "replica-0"),
+        ("127.0.0.1:21001", "replica-1"),
+    ]
+    dcgm = _targets(cfg, "dcgm")
+    assert dcgm == [(f"127.0.0.1:{ports[f'gpu-{i}']}", f"replica-{i}") for i in range(2)]

@@ -26,6 +26,7 @@ from fastapi import FastAPI, HTTPException, Query, Request
 from prometheus_client import Counter, Gauge, Histogram
 from redis.exceptions import RedisError
 
+from infersight.lab.live.llm_client import KINDS, LlmClient, PoolError
 from infersight.lab.live.service_common import (
     admin_routes,
     base_args,
@@ -50,7 +51,7 @@ SEC = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
 class Api:
-    def __init__(self, redis_port: int, vector_port: int, llm_port: int, workers: int) -> None:
+    def __init__(self, redis_port: int, vector_port: int, workers: int, llm: LlmClient) -> None:
         import redis.asyncio as aioredis
 
         self.registry = registry_with_runtime()
@@ -58,7 +59,7 @@ class Api:
         self.redis = aioredis.Redis(host="127.0.0.1", port=redis_port, socket_timeout=2.0)
         self.http = httpx.AsyncClient(timeout=10.0, trust_env=False)
         self.vector_url = f"http://127.0.0.1:{vector_port}/search"
-        self.llm_url = f"http://127.0.0.1:{llm_port}/generate"
+        self.llm = llm
         self.default_workers = workers
         self.admission = self._pool(workers)
         self.embedder: AdaptiveBatcher[str, list[float]] = AdaptiveBatcher(
@@ -137,12 +138,14 @@ class Api:
             docs = r.json()["docs"]
         prompt = q + " " + " ".join(d[:40] for d in docs)
         start = time.perf_counter()
-        r = await self.http.post(self.llm_url, json={"prompt": prompt, "max_tokens": max_tokens})
-        self.m_dep.labels("llm").observe(time.perf_counter() - start)
-        if r.status_code != 200:
-            raise HTTPException(502, f"model pool answered {r.status_code}")
+        try:
+            text = await self.llm.generate(self.http, prompt, max_tokens)
+        except PoolError as exc:
+            raise HTTPException(502, str(exc)) from None
+        finally:
+            self.m_dep.labels("llm").observe(time.perf_counter() - start)
         # the passages travel with the answer, so a cached answer weighs what a real one does
-        answer = {"answer": r.json().get("text", ""), "passages": docs}
+        answer = {"answer": text, "passages": docs}
         try:
             await self.redis.set(key, json.dumps(answer), ex=CACHE_TTL_S)
         except RedisError:  # e.g. OOM with maxmemory under the server's own overhead
@@ -229,12 +232,12 @@ class Api:
         await self.redis.aclose()
 
 
-def create_app(redis_port: int, vector_port: int, llm_port: int, workers: int = 8) -> FastAPI:
+def create_app(redis_port: int, vector_port: int, llm: LlmClient, workers: int = 8) -> FastAPI:
     holder: dict[str, Api] = {}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        holder["api"] = Api(redis_port, vector_port, llm_port, workers)
+        holder["api"] = Api(redis_port, vector_port, workers, llm)
         metrics_route(app, "/metrics", holder["api"].registry)
         admin_routes(app, holder["api"].apply, holder["api"].clear)
         api = holder["api"]
@@ -288,10 +291,13 @@ def main() -> None:
     p = base_args("infersight live lab: inference API")
     p.add_argument("--redis", type=int, required=True)
     p.add_argument("--vector", type=int, required=True)
-    p.add_argument("--llm", type=int, required=True)
+    p.add_argument("--llm", type=int, required=True, help="the model pool's port (the gateway)")
+    p.add_argument("--llm-api", choices=KINDS, default="standin", help="how the pool is asked")
+    p.add_argument("--llm-model", default="", help="the model a real engine serves")
     p.add_argument("--workers", type=int, default=8)
     args = p.parse_args()
-    serve(create_app(args.redis, args.vector, args.llm, args.workers), args.port)
+    llm = LlmClient(args.llm_api, f"http://127.0.0.1:{args.llm}", args.llm_model)
+    serve(create_app(args.redis, args.vector, llm, args.workers), args.port)
 
 
 if __name__ == "__main__":

@@ -59,10 +59,13 @@ def _job(name: str, targets: list[tuple[int, str]], path: str = "/metrics") -> l
     return out
 
 
-def prometheus_yml(ports: Mapping[str, int], replicas: int, rule_files: list[str]) -> str:
+def prometheus_yml(
+    ports: Mapping[str, int], replicas: int, rule_files: list[str], real_engine: bool = False
+) -> str:
     """Every part scraped; each target labelled with `node`, the identity the catalog reads
     first (all parts share 127.0.0.1, so `instance` cannot tell them apart). The host's
-    node_exporter is read under each part's name."""
+    node_exporter is read under each part's name. With a real engine its own `/metrics` is the
+    vllm job's target and the modelled card beside it the dcgm job's."""
     lines = [
         "global:",
         f"  scrape_interval: {SCRAPE_INTERVAL}",
@@ -83,7 +86,10 @@ def prometheus_yml(ports: Mapping[str, int], replicas: int, rule_files: list[str
     parts = ["gateway", "api", "vector", "redis"] + [f"replica-{i}" for i in range(replicas)]
     lines += _job("node", [(ports["node_exporter"], part) for part in parts])
     gpus = [(ports[f"gpu-{i}"], f"replica-{i}") for i in range(replicas)]
-    lines += _job("vllm", gpus)
+    engines = (
+        [(ports[f"engine-{i}"], f"replica-{i}") for i in range(replicas)] if real_engine else gpus
+    )
+    lines += _job("vllm", engines)
     lines += _job("dcgm", gpus, "/dcgm/metrics")
     return "\n".join(lines) + "\n"
 

@@ -6,7 +6,8 @@ Real faults change real software: the API's worker pool, Redis's maxmemory, a ki
 a CPU hog (stress-ng), a slow or lossy link (a delaying, resetting TCP proxy: netem needs
 CAP_NET_ADMIN), the vector index's on-disk vectors evicted from the page cache as reclaim
 would evict an index past its RAM (real disk reads and major faults; the pressure is arranged).
-GPU faults change the GPU stand-in's modelled card.
+GPU faults change the modelled card (the GPU stand-in's, or the one under a real engine); a
+replica killed is its engine process.
 """
 
 from __future__ import annotations
@@ -256,6 +257,11 @@ def inject(
     target = spec.where if spec.where != "replica" else f"replica-{replica}"
     params: dict[str, Any] = {}
     gpu = f"gpu-{replica}"
+    if name == "batch-delay" and lab.real_engine:
+        raise LabError(
+            "batch-delay changes the GPU stand-in's batcher; this lab runs a real engine "
+            f"({lab.engine}): `lab up` without --engine for it"
+        )
     if name == "api-pool-shrink":
         params = {"workers": 1}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
@@ -265,7 +271,7 @@ def inject(
     elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
         _admin(_part_url(lab, gpu), "/admin/fault", {"name": name, "params": params})
     elif name == "replica-kill":
-        lab.part(gpu).proc().signal_group(signal.SIGKILL)
+        lab.part(_serving(lab, replica)).proc().signal_group(signal.SIGKILL)
     elif name == "redis-maxmemory":
         port = lab.part("redis").port
         # Room for about a tenth of the cached data, 200 kB at least: Redis evicts the rest
@@ -347,7 +353,7 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
         if name in ("api-pool-shrink", "api-gc-pressure"):
             _admin(_part_url(lab, "api"), "/admin/clear")
         elif name == "replica-kill":
-            restart(lab, f"gpu-{replica}")
+            restart(lab, _serving(lab, replica))
         elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
             _admin(_part_url(lab, f"gpu-{replica}"), "/admin/clear")
         elif name == "vector-out-of-ram":
@@ -363,6 +369,11 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
         cleared.append(entry)
     write_text(_active_path(lab), "[]\n")
     return cleared
+
+
+def _serving(lab: Lab, replica: int) -> str:
+    """The part that serves replica `replica`'s requests: its engine, or the GPU stand-in."""
+    return f"engine-{replica}" if lab.real_engine else f"gpu-{replica}"
 
 
 def _stop_recorded(lab: Lab, stem: str) -> None:

