@@ -31,7 +31,8 @@ from typing import Any
 import httpx
 
 from bench.report import write_section
-from infersight.lab.live import faults, stack
+from infersight.lab.engine import find
+from infersight.lab.live import engine_faults, faults, stack
 
 #: Per fault: PromQL whose answer shows the fault in Prometheus, and what counts as seen.
 SIGNATURES: dict[str, tuple[str, str]] = {
@@ -55,6 +56,20 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "> 0",
     ),
     "cpu-hog": ('1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m]))', "> 0.9"),
+    # a real engine's (`--engine vllm`): each from the engine's own counters
+    "engine-kv-cut": ('sum(increase(vllm:num_preemptions_total{node="replica-{r}"}[2m]))', "> 0"),
+    "engine-seqs-cap": ("max(max_over_time(vllm:num_requests_waiting[1m]))", "> 0"),
+    "engine-admission-limit": (
+        "sum(increase(vllm:admission_rejections_total[2m]))",
+        "> 0",
+    ),
+    # the engine core stopped, the API server still scraped: no token comes out
+    "engine-hang": ('sum(rate(vllm:generation_tokens_total{node="replica-{r}"}[1m]))', "== 0"),
+    "engine-template-change": (
+        "sum(rate(vllm:prefix_cache_hits_total[1m]))"
+        " / sum(rate(vllm:prefix_cache_queries_total[1m]))",
+        "< 0.2",
+    ),
     "gpu-clock-drop": ('min(DCGM_FI_DEV_SM_CLOCK{node="replica-{r}"})', "< 1200"),
     "gpu-xid": ('max(DCGM_FI_DEV_XID_ERRORS{node="replica-{r}"})', "== 79"),
     # over the whole hold: a leak that fills the card stops climbing there, so the last
@@ -65,6 +80,15 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "> 1000",
     ),
 }
+
+
+def applicable(engine: str) -> list[str]:
+    """The faults a lab with this engine can take: the engine's own only with a real engine,
+    the stand-in's batch window only with the stand-in."""
+    own = set(engine_faults.NAMES)
+    if engine == "vllm":
+        return [f for f in faults.FAULTS if f != "batch-delay"]
+    return [f for f in faults.FAULTS if f not in own]
 
 
 def _seen(value: float | None, test: str) -> bool:
@@ -159,7 +183,12 @@ def run_isolated(args: argparse.Namespace) -> list[Row]:
 def run(args: argparse.Namespace) -> list[Row]:
     lab_dir = Path(tempfile.mkdtemp(prefix="infersight-live-bench-"))
     rows: list[Row] = []
-    lab = stack.up(lab_dir, args.replicas, progress=lambda m: print("·", m, flush=True))
+    lab = stack.up(
+        lab_dir,
+        args.replicas,
+        progress=lambda m: print("·", m, flush=True),
+        engine=find() if args.engine == "vllm" else None,
+    )
     holds = {n: max(float(args.hold), faults.FAULTS[n].min_hold_s) for n in args.faults}
     total_s = args.warmup + sum(h + args.recover + 40 for h in holds.values()) + 60
     load = subprocess.Popen(
@@ -288,7 +317,13 @@ def main() -> None:
         "--window", default=None, help="Diagnosis window (default: " + _AUTO_WINDOW + ")"
     )
     p.add_argument("--rate-window", default="1m", help="diagnose's --rate-window")
-    p.add_argument("--faults", nargs="+", default=list(faults.FAULTS))
+    p.add_argument(
+        "--engine",
+        choices=("standin", "vllm"),
+        default="standin",
+        help="What serves the model (vllm: `infersight lab engine setup` first)",
+    )
+    p.add_argument("--faults", nargs="+", default=None, help="Default: every one that applies")
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
     p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
     p.add_argument("--keep", type=Path, help="Keep each diagnosis (JSON) in this folder")
@@ -296,9 +331,11 @@ def main() -> None:
         "--isolated", action="store_true", help="A fresh lab per fault (slower, no carry-over)"
     )
     args = p.parse_args()
-    bad = [f for f in args.faults if f not in faults.FAULTS]
+    fits = applicable(args.engine)
+    args.faults = args.faults or fits
+    bad = [f for f in args.faults if f not in fits]
     if bad:
-        p.error(f"unknown faults: {', '.join(bad)}")
+        p.error(f"faults that do not apply with --engine {args.engine}: {', '.join(bad)}")
     # SIGTERM unwinds like Ctrl-C, so the lab is torn down by run()'s finally block
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rows = run_isolated(args) if args.isolated else run(args)

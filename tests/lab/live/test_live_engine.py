@@ -116,3 +116,99 @@ def test_a_killed_engine_is_restarted_with_a_new_start_time(lab: stack.Lab) -> N
             > (before or 0)
         )
     )
+
+
+def _burst(lab: stack.Lab, n: int, prefix: str, max_tokens: int = 120) -> list[int]:
+    """n distinct questions at once (distinct: a cached answer never reaches an engine)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> int:
+        with httpx.Client(timeout=120.0, trust_env=False) as http:
+            params = {"q": f"{prefix} {i} {time.time()}", "max_tokens": max_tokens}
+            return http.get(lab.gateway_url + "/v1/answer", params=params).status_code
+
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(one, range(n)))
+
+
+def _argv(lab: stack.Lab, part: str) -> tuple[str, ...]:
+    return stack.Lab.load(lab.dir).part(part).argv
+
+
+def test_a_kv_cache_cut_preempts_running_sequences(lab: stack.Lab) -> None:
+    q = 'sum(vllm:num_preemptions_total{node="replica-0"})'
+    faults.inject(lab, "engine-kv-cut", replica=0)
+    try:
+        assert "--num-gpu-blocks-override" in _argv(lab, "engine-0")
+        for k in range(4):
+            _burst(lab, 16, f"kv{k}")
+            if (_value(lab, q) or 0) > 0:
+                break
+        assert _until(lambda: (_value(lab, q) or 0) > 0), "no preemption on the cut engine"
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+    assert "--num-gpu-blocks-override" not in _argv(lab, "engine-0")
+
+
+def test_capped_sequences_make_the_engine_queue(lab: stack.Lab) -> None:
+    q = "max(max_over_time(vllm:num_requests_waiting[1m]))"
+    faults.inject(lab, "engine-seqs-cap")
+    try:
+        for k in range(4):
+            _burst(lab, 16, f"cap{k}", max_tokens=256)
+            if (_value(lab, q) or 0) > 0:
+                break
+        assert _until(lambda: (_value(lab, q) or 0) > 0), "nothing waited on the capped engine"
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+
+
+def test_an_admission_limit_gives_vllms_own_rejections(lab: stack.Lab) -> None:
+    q = "sum(vllm:admission_rejections_total)"
+    truth = faults.inject(lab, "engine-admission-limit")
+    assert truth["target"] == "fleet"
+    assert all("--max-num-queued-reqs" in _argv(lab, f"engine-{i}") for i in range(2))
+    try:
+        for k in range(4):
+            _burst(lab, 16, f"adm{k}", max_tokens=256)
+            if (_value(lab, q) or 0) > 0:
+                break
+        assert _until(lambda: (_value(lab, q) or 0) > 0), "the engine refused nothing"
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+
+
+def test_a_stopped_engine_core_still_answers_scrapes_and_makes_no_tokens(lab: stack.Lab) -> None:
+    truth = faults.inject(lab, "engine-hang", replica=0)
+    try:
+        assert truth["params"]["stopped"]
+        time.sleep(12)  # two scrapes with the core stopped
+        assert _value(lab, 'up{job="vllm",node="replica-0"}') == 1  # the API server answers
+        rate = 'sum(rate(vllm:generation_tokens_total{node="replica-0"}[30s]))'
+        assert _until(lambda: _value(lab, rate) == 0, timeout=60)
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+    assert set(_ask(lab, 4, "after-hang")) == {200}
+
+
+def test_a_changed_template_loses_the_prefix_cache(lab: stack.Lab) -> None:
+    def totals() -> tuple[float, float]:
+        hits = _value(lab, "sum(vllm:prefix_cache_hits_total)") or 0.0
+        return hits, _value(lab, "sum(vllm:prefix_cache_queries_total)") or 0.0
+
+    def ratio_of_a_burst(prefix: str) -> float:
+        """Hits over queries of one burst, from the counters Prometheus scraped around it."""
+        time.sleep(6)  # a scrape after whatever came before
+        h0, q0 = totals()
+        assert set(_burst(lab, 8, prefix, max_tokens=16)) == {200}
+        assert _until(lambda: totals()[1] > q0)
+        time.sleep(6)  # the burst's last answers scraped too
+        h1, q1 = totals()
+        return (h1 - h0) / (q1 - q0)
+
+    assert ratio_of_a_burst("tmpl-before") > 0.3
+    faults.inject(lab, "engine-template-change")
+    try:
+        assert ratio_of_a_burst("tmpl-after") < 0.1
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))

@@ -123,6 +123,23 @@ def test_replica_kill_is_seen_and_routed_around_then_restarted(lab: stack.Lab) -
     assert reloaded.part("gpu-1").proc().alive()
 
 
+def test_a_fault_given_an_old_reading_of_the_lab_acts_on_the_parts_running_now(
+    lab: stack.Lab,
+) -> None:
+    """`lab` was read before replica-1 was restarted: the fault still reaches the process that
+    runs now, and the record keeps it, so `lab down` stops it (a stale copy once saved the old
+    pid back and left the new process running after `lab down`)."""
+    running = stack.Lab.load(lab.dir).part("gpu-1")
+    assert running.pid != lab.part("gpu-1").pid  # restarted by the test before
+    faults.inject(lab, "replica-kill", replica=1)
+    try:
+        assert _until(lambda: not running.proc().alive(), timeout=10)
+    finally:
+        faults.clear(lab)
+    again = stack.Lab.load(lab.dir).part("gpu-1")
+    assert again.proc().alive() and again.pid not in (running.pid, lab.part("gpu-1").pid)
+
+
 def test_gpu_clock_drop_on_one_replica_only(lab: stack.Lab) -> None:
     faults.inject(lab, "gpu-clock-drop", replica=0)
     try:

@@ -37,13 +37,14 @@ class ServeLimits:
     """The engine's own limits: what its faults change (seed §3.1-3.3 in a real engine).
 
     max_num_seqs: sequences decoded together (vLLM's batch cap); max_model_len: tokens per
-    sequence; kv_cache_gib: the CPU KV cache (`VLLM_CPU_KVCACHE_SPACE`, whole GiB);
+    sequence (the API's template is ~350, its question and passages ~65, answers up to 256);
+    kv_cache_gib: the CPU KV cache (`VLLM_CPU_KVCACHE_SPACE`, whole GiB);
     num_blocks: a KV cache cut to this many blocks (None: as the GiB allow);
     max_queued: requests admitted to wait before vLLM answers 503 (None: unbounded);
     batched_tokens: the per-step token budget (`--max-num-batched-tokens`, None: vLLM's)."""
 
     max_num_seqs: int = 8
-    max_model_len: int = 512
+    max_model_len: int = 1024
     kv_cache_gib: int = 1
     num_blocks: int | None = None
     max_queued: int | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import gc
 import hashlib
 import itertools
@@ -205,6 +206,10 @@ class Api:
                 raise ValueError("objects must be 1-5000000")
             self._heap = [[i] for i in range(objects)]
             self._churn = asyncio.get_running_loop().create_task(self._make_garbage())
+        elif name == "engine-template-change":
+            # a release that puts each request's own id before the instructions: no two
+            # prompts share a first block any more, so the engines' prefix caches miss
+            self.llm = dataclasses.replace(self.llm, per_request_head=True)
         elif name == "api-pool-shrink":
             workers = int(params.get("workers", 1))
             if not 1 <= workers <= 256:
@@ -223,6 +228,7 @@ class Api:
         self._heap = []
         if "api-pool-shrink" in self.faults:
             self.admission = self._pool(self.default_workers)
+        self.llm = dataclasses.replace(self.llm, per_request_head=False)
         self.faults.clear()
         return {"active": []}
 

@@ -17,160 +17,21 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from infersight import userfile
+from infersight.lab.live import engine_faults
+from infersight.lab.live.fault_specs import FAULTS
 from infersight.lab.live.procs import LabError, Proc, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
 from infersight.lab.live.stack import Lab, restart
 from infersight.safe_write import write_text
 
 REDIS_MAXMEMORY_NORMAL = "64mb"
-
-
-@dataclass(frozen=True)
-class FaultSpec:
-    name: str
-    where: str  # "api", "redis", "vector", "replica", "host"
-    what: str
-    expected: tuple[str, ...]  # hypotheses that name it (root cause, or the right layer/hop)
-    layer: str
-    real: bool  # False: the modelled GPU's state
-    #: the least time the fault needs to do what defines it, for a run that holds each fault
-    #: a fixed time (the leak fills the card's headroom, about 8 GiB at 60 MiB/s, in 137 s; a
-    #: gateway's moving average of a server's last responses takes minutes to show a slow link)
-    min_hold_s: float = 0.0
-
-
-FAULTS: dict[str, FaultSpec] = {
-    f.name: f
-    for f in (
-        FaultSpec(
-            "api-pool-shrink",
-            "api",
-            "the API's worker pool cut to 1 slot",
-            ("threadpool_too_small",),
-            "service",
-            True,
-        ),
-        FaultSpec(
-            "batch-delay",
-            "replica",
-            "the replica's batcher switched to a fixed 250 ms window",
-            ("batching_delay", "batch_window_starvation"),
-            "inference",
-            True,
-        ),
-        FaultSpec(
-            "replica-kill",
-            "replica",
-            "the replica's process killed (SIGKILL)",
-            ("instance_down", "lb_instance_removed"),
-            "infrastructure",
-            True,
-        ),
-        FaultSpec(
-            "redis-maxmemory",
-            "redis",
-            "Redis maxmemory cut to hold about a tenth of the cached answers",
-            ("cache_capacity",),
-            "dependency",
-            True,
-        ),
-        FaultSpec(
-            "link-slow",
-            "replica",
-            "200 ms added per chunk on the link to the replica",
-            (
-                "upstream_link_fault",
-                "service_hop_slow",
-                "upstream_connect_slow",
-                "network_retransmits",
-                "slow_instance",
-            ),
-            "access",
-            True,
-            # the gateway's per-server response time is HAProxy's average of that server's
-            # last 1024 responses: at the 2–3 requests/s a replica gets here, a slow link
-            # weighs half of it only after about four minutes
-            min_hold_s=240.0,
-        ),
-        FaultSpec(
-            "link-lossy",
-            "replica",
-            "30% of new connections to the replica reset",
-            (
-                "upstream_link_fault",
-                "upstream_connect_slow",
-                "network_retransmits",
-                "gateway_fault",
-            ),
-            "access",
-            True,
-        ),
-        FaultSpec(
-            "vector-out-of-ram",
-            "vector",
-            "the vector index's on-disk vectors evicted from the page cache every 20 ms",
-            ("vector_db_swap",),
-            "dependency",
-            True,
-        ),
-        FaultSpec(
-            "cpu-hog",
-            "host",
-            "stress-ng --cpu 2 beside the stack",
-            ("host_cpu_contention", "slow_instance"),
-            "infrastructure",
-            True,
-        ),
-        FaultSpec(
-            "disk-pressure",
-            "host",
-            "stress-ng --hdd 1 (O_DIRECT) writing in the lab's folder",
-            ("log_disk_io",),
-            "infrastructure",
-            True,
-        ),
-        FaultSpec(
-            "api-gc-pressure",
-            "api",
-            "1.5 M live objects in the API and cyclic garbage that outlives the young generations",
-            ("gc_pauses",),
-            "service",
-            True,
-        ),
-        FaultSpec(
-            "gpu-clock-drop",
-            "replica",
-            "SM clock to 45% with thermal slowdown (modelled)",
-            ("gpu_thermal_throttling",),
-            "infrastructure",
-            False,
-        ),
-        FaultSpec(
-            "gpu-xid",
-            "replica",
-            "Xid 79, GPU fallen off the bus (modelled)",
-            ("gpu_hardware_fault", "instance_down"),
-            "infrastructure",
-            False,
-        ),
-        FaultSpec(
-            "gpu-vram-leak",
-            "replica",
-            "VRAM leaking 60 MiB/s until OOM (modelled)",
-            ("vram_leak", "vram_exhaustion_ahead", "vram_oom_cascade"),
-            "inference",
-            False,
-            min_hold_s=180.0,
-        ),
-    )
-}
 
 
 def _redis(port: int, *args: str) -> str:
@@ -205,6 +66,16 @@ def _admin(url: str, path: str, body: dict[str, Any] | None = None) -> dict[str,
         raise LabError(f"{url}{path} answered {r.status_code}: {r.text[:200]}")
     out: dict[str, Any] = r.json()
     return out
+
+
+def _api_admin(lab: Lab) -> Callable[[str, dict[str, Any] | None], dict[str, Any]]:
+    """A fault for a part's admin routes (None: clear that part's faults)."""
+
+    def send(part: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        url = _part_url(lab, part)
+        return _admin(url, "/admin/fault", body) if body else _admin(url, "/admin/clear")
+
+    return send
 
 
 def _part_url(lab: Lab, name: str) -> str:
@@ -246,7 +117,10 @@ def _set_links(lab: Lab, replica: int, cfg: dict[str, float] | None) -> None:
 def inject(
     lab: Lab, name: str, replica: int = 0, duration_s: float | None = None
 ) -> dict[str, Any]:
-    """Inject fault `name`; its ground truth is recorded and returned."""
+    """Inject fault `name`; its ground truth is recorded and returned. The lab is read again
+    from its record first: a part restarted since `lab` was read (a cleared replica-kill, a
+    redeployed engine) would otherwise be recorded with its old pid, and outlive `lab down`."""
+    lab = Lab.load(lab.dir)
     spec = FAULTS.get(name)
     if spec is None:
         raise LabError(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
@@ -262,7 +136,9 @@ def inject(
             "batch-delay changes the GPU stand-in's batcher; this lab runs a real engine "
             f"({lab.engine}): `lab up` without --engine for it"
         )
-    if name == "api-pool-shrink":
+    if name in engine_faults.NAMES:
+        params = engine_faults.inject(lab, name, replica, _api_admin(lab))
+    elif name == "api-pool-shrink":
         params = {"workers": 1}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
     elif name == "api-gc-pressure":
@@ -346,11 +222,15 @@ def _arm_timer(lab: Lab, seconds: float) -> None:
 
 
 def clear(lab: Lab) -> list[dict[str, Any]]:
-    """Undo every active fault; the cleared entries are recorded."""
+    """Undo every active fault; the cleared entries are recorded (the lab read again from its
+    record first, as for `inject`)."""
+    lab = Lab.load(lab.dir)
     cleared = []
     for a in active(lab):
         name, replica = a["fault"], a.get("replica") or 0
-        if name in ("api-pool-shrink", "api-gc-pressure"):
+        if name in engine_faults.NAMES:
+            engine_faults.clear(lab, name, replica, a.get("params") or {}, _api_admin(lab))
+        elif name in ("api-pool-shrink", "api-gc-pressure"):
             _admin(_part_url(lab, "api"), "/admin/clear")
         elif name == "replica-kill":
             restart(lab, _serving(lab, replica))

@@ -9,6 +9,7 @@ has random weights, so only its cost, never its text, means anything.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ import httpx
 
 Kind = Literal["standin", "openai"]
 KINDS: tuple[Kind, ...] = ("standin", "openai")
-#: the template's instructions (about 300 tokens of the lab model's tokenizer: two blocks)
+#: the template's instructions (349 tokens of the lab model's tokenizer: two whole blocks)
 INSTRUCTIONS = (
     "You answer questions about the documents below. Quote the passage you rely on, say when "
     "the passages do not hold the answer, and never invent a source. Keep answers short. "
@@ -36,14 +37,17 @@ class LlmClient:
     kind: Kind
     base: str  # the pool's URL, e.g. http://127.0.0.1:8003
     model: str = ""
+    #: the template changed: each request's own id comes first (`engine-template-change`)
+    per_request_head: bool = False
 
     def request(self, prompt: str, max_tokens: int) -> tuple[str, dict[str, Any]]:
         """(path, JSON body) of one generation."""
         if self.kind == "standin":
             return "/generate", {"prompt": prompt, "max_tokens": max_tokens}
+        head = f"request {uuid.uuid4().hex}. " if self.per_request_head else ""
         return "/v1/completions", {
             "model": self.model,
-            "prompt": INSTRUCTIONS + prompt,
+            "prompt": head + INSTRUCTIONS + prompt,
             "max_tokens": max_tokens,
             "ignore_eos": True,
             "temperature": 0.0,

@@ -108,6 +108,8 @@ class Lab:
     started_at: float = 0.0
     #: what serves the model: the GPU stand-in, or a real engine and its version
     engine: str = STANDIN
+    #: where the real engine is installed ("" for the stand-in)
+    engine_dir: str = ""
 
     @property
     def real_engine(self) -> bool:
@@ -137,6 +139,7 @@ class Lab:
             "ports": self.ports,
             "started_at": self.started_at,
             "engine": self.engine,
+            "engine_dir": self.engine_dir,
             "gateway": self.gateway_url,
             "prometheus": self.prometheus_url,
             "parts": [p.to_dict() for p in self.parts],
@@ -161,6 +164,7 @@ class Lab:
                 parts=[Part.from_dict(d) for d in raw["parts"]],
                 started_at=float(raw.get("started_at", 0.0)),
                 engine=str(raw.get("engine", STANDIN)),
+                engine_dir=str(raw.get("engine_dir", "")),
             )
         except userfile.UserFileError as exc:
             raise LabError(str(exc)) from None
@@ -446,6 +450,18 @@ def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> Part
     return new
 
 
+def respawn(lab: Lab, name: str, argv: list[str]) -> Part:
+    """Stop a recorded part and start it with another command line (an engine redeployed with
+    other settings); ready when it returns."""
+    old = lab.part(name)
+    survivors = stop([old.proc()])
+    if survivors:
+        raise LabError(f"could not stop {name} to restart it")
+    dead = dataclasses.replace(old, argv=tuple(argv))
+    lab.parts = [dead if p.name == name else p for p in lab.parts]
+    return restart(lab, name)
+
+
 def _wait_http(url: str, timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=2.0, trust_env=False) as http:
@@ -515,7 +531,14 @@ def up(
     )
     write_text(lab_dir / "links.json", "{}\n")
     kind = f"vllm {engine.version}" if engine is not None else STANDIN
-    lab = Lab(lab_dir, replicas, ports, started_at=time.time(), engine=kind)
+    lab = Lab(
+        lab_dir,
+        replicas,
+        ports,
+        started_at=time.time(),
+        engine=kind,
+        engine_dir=str(engine.dir) if engine is not None else "",
+    )
     try:
         for spec, argv in _plan(lab_dir, replicas, ports, engine, limits):
             progress(f"starting {spec.name} on 127.0.0.1:{spec.port}")
