@@ -25,7 +25,7 @@ import httpx
 
 from infersight import userfile
 from infersight.lab.live import engine_faults
-from infersight.lab.live.fault_specs import FAULTS
+from infersight.lab.live.fault_specs import FAULTS as FAULTS  # re-exported: the faults by name
 from infersight.lab.live.procs import LabError, Proc, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
 from infersight.lab.live.stack import Lab, restart
