@@ -4,7 +4,7 @@ tiny local model), made once outside infersight's own environment."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,9 @@ from infersight.cli.common import (
     print_json,
     wants_json,
 )
+
+if TYPE_CHECKING:
+    from infersight.lab.engine import Engine
 
 app = typer.Typer(
     help="The live lab's real engine: vLLM's CPU build serving a tiny model made here.",
@@ -72,14 +75,13 @@ def setup(
         )
     except EngineUnavailable as exc:
         fail(str(exc))
-    if as_json:
-        print_json({"dir": str(engine.dir), **engine.record})
-        return
     r = engine.record
-    console.print(
+    _show(
+        engine,
+        as_json,
         f"lab engine ready in {markup_safe(engine.dir)}: vLLM {markup_safe(engine.version)}, "
         f"torch {markup_safe(r.get('torch', '?'))}; environment {r.get('venv_mb', '?')} MB, "
-        f"model {r.get('model_mb', '?')} MB\nNext: infersight lab up --engine vllm"
+        f"model {r.get('model_mb', '?')} MB\nNext: infersight lab up --engine vllm",
     )
 
 
@@ -95,12 +97,19 @@ def status(
         engine = find(where)
     except EngineUnavailable as exc:
         fail(str(exc))
-    if as_json:
-        print_json({"dir": str(engine.dir), **engine.record})
-        return
     r = engine.record
-    console.print(
+    _show(
+        engine,
+        as_json,
         f"lab engine in {markup_safe(engine.dir)}: vLLM {markup_safe(engine.version)} "
         f"({markup_safe(r.get('package', '?'))}), torch {markup_safe(r.get('torch', '?'))}, "
-        f"made {markup_safe(r.get('made', '?'))}"
+        f"made {markup_safe(r.get('made', '?'))}",
     )
+
+
+def _show(engine: Engine, as_json: bool, line: str) -> None:
+    """The engine's record as JSON, or its one line."""
+    if as_json:
+        print_json({"dir": str(engine.dir), **engine.record})
+    else:
+        console.print(line)

@@ -100,3 +100,13 @@ def test_the_record_is_json_the_cli_can_print(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["lab", "engine", "status", "--dir", str(tmp_path / "x")])
     assert isinstance(res.exception, CommandError) and res.exception.code == 3
     assert "lab engine setup" in res.exception.message
+
+
+def test_a_setup_folder_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    from infersight.lab.engine.install import setup
+
+    blocker = tmp_path / "engine"
+    blocker.write_text("not a folder")
+    with pytest.raises(EngineUnavailable, match="choose another --dir") as exc:
+        setup(blocker)
+    assert "\n" not in str(exc.value) and blocker.read_text() == "not a folder"

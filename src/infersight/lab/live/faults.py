@@ -17,7 +17,6 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +67,7 @@ def _admin(url: str, path: str, body: dict[str, Any] | None = None) -> dict[str,
     return out
 
 
-def _api_admin(lab: Lab) -> Callable[[str, dict[str, Any] | None], dict[str, Any]]:
+def _api_admin(lab: Lab) -> engine_faults.Admin:
     """A fault for a part's admin routes (None: clear that part's faults)."""
 
     def send(part: str, body: dict[str, Any] | None) -> dict[str, Any]:

@@ -53,9 +53,9 @@ class LlmClient:
             "temperature": 0.0,
         }
 
-    @staticmethod
-    def text_of(kind: Kind, body: dict[str, Any]) -> str:
-        if kind == "standin":
+    def text_of(self, body: dict[str, Any]) -> str:
+        """The generated text in the pool's answer."""
+        if self.kind == "standin":
             return str(body.get("text", ""))
         choices = body.get("choices") or [{}]
         return str(choices[0].get("text", ""))
@@ -65,4 +65,4 @@ class LlmClient:
         r = await http.post(self.base + path, json=body)
         if r.status_code != 200:
             raise PoolError(r.status_code)
-        return self.text_of(self.kind, r.json())
+        return self.text_of(r.json())
