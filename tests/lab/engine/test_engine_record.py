@@ -74,6 +74,18 @@ def test_a_replica_runs_offline_on_the_cpu_with_its_limits(tmp_path: Path) -> No
     assert opt("--num-gpu-blocks-override") == "16" and opt("--max-num-queued-reqs") == "8"
     # unset limits are vLLM's own: no flag
     assert "--max-num-batched-tokens" not in argv
+    # eager unless compiled is asked for (a redeploy under load: 25 s, not minutes)
+    assert "--enforce-eager" in argv
+    assert env["VLLM_CPU_OMP_THREADS_BIND"] == "nobind"
+
+
+def test_a_replica_can_have_its_own_compile_cache_and_compile(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "engine", {"vllm": "0.32.0+cpu"})
+    own = tmp_path / "lab" / "engine-cache" / "engine-1"
+    argv = engine.serve_argv(8123, ServeLimits(compiled=True), own)
+    env = dict(a.split("=", 1) for a in argv[1:] if "=" in a and not a.startswith("-"))
+    assert env["VLLM_CACHE_ROOT"] == str(own) and env["HF_HOME"] == str(own / "hf")
+    assert "--enforce-eager" not in argv
 
 
 def test_a_failed_step_names_it_and_the_log(tmp_path: Path) -> None:

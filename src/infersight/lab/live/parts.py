@@ -75,8 +75,14 @@ def _python(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", f"infersight.lab.live.{module}", *args]
 
 
+def engine_cache(lab_dir: Path, part: str) -> Path:
+    """An engine replica's own compile cache, inside the lab: no replica starts warm from what
+    another compiled, and a restart fault can empty one."""
+    return lab_dir / "engine-cache" / part
+
+
 def _replica_parts(
-    i: int, ports: dict[str, int], engine: Engine | None, limits: ServeLimits
+    lab_dir: Path, i: int, ports: dict[str, int], engine: Engine | None, limits: ServeLimits
 ) -> list[tuple[Part, list[str]]]:
     """Replica i: the GPU stand-in, or a real engine and the modelled card under it."""
     u = "http://127.0.0.1:{}{}".format
@@ -88,7 +94,7 @@ def _replica_parts(
     return [
         (
             Part(f"engine-{i}", "engine", port, u(port, "/health"), u(port, "/metrics")),
-            engine.serve_argv(port, limits),
+            engine.serve_argv(port, limits, engine_cache(lab_dir, f"engine-{i}")),
         ),
         (
             Part(f"gpu-{i}", "gpu", gpu, u(gpu, "/health"), u(gpu, "/dcgm/metrics"), modelled=True),
@@ -162,7 +168,7 @@ def plan(
         ),
     ]
     for i in range(replicas):
-        plan += _replica_parts(i, P, engine, limits or ServeLimits())
+        plan += _replica_parts(lab_dir, i, P, engine, limits or ServeLimits())
     served = "engine" if engine is not None else "gpu"
     pairs = [f"{P[f'link-{i}']}:{P[f'{served}-{i}']}" for i in range(replicas)]
     plan += [
