@@ -59,6 +59,14 @@ def test_live_prometheus_and_bundle_give_the_same_diagnosis(
     refused = runner.invoke(app, ["diagnose", str(bundle), "--rate-window", "1m"])
     assert isinstance(refused.exception, CommandError) and refused.exception.code == EXIT_USAGE
     assert "a bundle's rates are already in it" in refused.exception.message
+    # the grid is the user's to choose on a live pull, and a bundle's own
+    coarse = runner.invoke(app, [*args, "--step", "1m", "--format", "json"])
+    doc = json.loads(coarse.stdout)
+    assert doc["step"] == 60.0 and all(q["step"] == 60.0 for q in doc["queries_run"])
+    assert {"vector_db_swap", "cache_capacity"} <= {r["hypothesis"] for r in doc["root_causes"][:2]}
+    refused = runner.invoke(app, ["diagnose", str(bundle), "--step", "5s"])
+    assert isinstance(refused.exception, CommandError) and refused.exception.code == EXIT_USAGE
+    assert "a bundle's grid is already in it" in refused.exception.message
 
 
 def test_demo_names_both_roots_and_writes_its_files(tmp_path: Path) -> None:

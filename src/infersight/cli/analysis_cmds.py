@@ -37,6 +37,7 @@ from infersight.cli.inputs import (
     BundleArg,
     PrometheusOptional,
     RateWindowOpt,
+    StepOpt,
     WindowOpt,
     coverage_of,
     gather,
@@ -73,6 +74,7 @@ def detect(
     at: AtOpt = None,
     window: WindowOpt = "1h",
     rate_window: RateWindowOpt = "5m",
+    step: StepOpt = "15s",
     limit: Annotated[int, typer.Option("--limit", help="Rows of the anomalies table.")] = 40,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
@@ -116,7 +118,7 @@ def detect(
 
         run_cli(conn, window, mappings, as_json)
         return
-    inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit, rate_window)
+    inputs = gather(bundle, conn, at, window, as_json, mappings, raise_limit, rate_window, step)
     cov = coverage_of(inputs)
     coverage = [c.__dict__ for c in cov.layers]
     if not cov.judged:

@@ -36,6 +36,7 @@ from infersight.cli.inputs import (
     BundleArg,
     PrometheusOptional,
     RateWindowOpt,
+    StepOpt,
     WindowOpt,
     coverage_of,
     gather,
@@ -95,6 +96,7 @@ def diagnose(
     alert: AlertOpt = None,
     window: WindowOpt = "1h",
     rate_window: RateWindowOpt = "5m",
+    step: StepOpt = "15s",
     rules: Annotated[
         list[Path] | None,
         typer.Option("--rules", help="Folder of your own hypothesis files (*.yaml); repeatable."),
@@ -230,7 +232,7 @@ def diagnose(
         prometheus, bearer_token, basic_auth, ca_file, insecure, timeout, deadline, raise_limit
     )
     quiet = fmt not in ("terminal", "text") and out is None
-    inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window)
+    inputs = gather(bundle, conn, at, window, quiet, mappings, raise_limit, rate_window, step)
     if starts_at is not None and bundle is not None:
         alert_in_bundle(starts_at, inputs.windows[INCIDENT], inputs.at)
     if starts_at is not None:  # the HTML timeline marks it
