@@ -201,8 +201,8 @@ def fault(
     Faults: api-pool-shrink, api-gc-pressure, batch-delay, replica-kill, redis-maxmemory,
     link-slow, link-lossy, vector-out-of-ram, cpu-hog, disk-pressure, gpu-clock-drop, gpu-xid,
     gpu-vram-leak (the gpu-* faults change the modelled card); with a real engine (`lab up
-    --engine vllm`): engine-kv-cut, engine-seqs-cap, engine-admission-limit, engine-hang,
-    engine-template-change. See docs/lab.md.
+    --engine vllm`): engine-kv-pressure, engine-seqs-cap, engine-admission-limit,
+    engine-template-change, engine-restart, engine-hang, engine-cpu-limit. See docs/lab.md.
     """
     as_json = wants_json(fmt, as_json)
     from infersight.lab.live import faults, stack

@@ -11,6 +11,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -135,19 +136,72 @@ def _argv(lab: stack.Lab, part: str) -> tuple[str, ...]:
     return stack.Lab.load(lab.dir).part(part).argv
 
 
-def test_a_kv_cache_cut_preempts_running_sequences(lab: stack.Lab) -> None:
-    q = 'sum(vllm:num_preemptions_total{node="replica-0"})'
-    faults.inject(lab, "engine-kv-cut", replica=0)
+def test_longer_requests_against_the_small_kv_cache_are_preempted(lab: stack.Lab) -> None:
+    """The API's requests grow (passages quoted at length, 256-token answers) against the
+    engines' 16 blocks: vLLM preempts running sequences to make room."""
+    q = "sum(vllm:num_preemptions_total)"
+    before = _value(lab, q) or 0
+    truth = faults.inject(lab, "engine-kv-pressure")
+    assert truth["target"] == "fleet"
     try:
-        assert "--num-gpu-blocks-override" in _argv(lab, "engine-0")
         for k in range(4):
-            _burst(lab, 16, f"kv{k}")
-            if (_value(lab, q) or 0) > 0:
+            _burst(lab, 8, f"kv{k}", max_tokens=16)  # the API asks 256 whatever it is told
+            if (_value(lab, q) or 0) > before:
                 break
-        assert _until(lambda: (_value(lab, q) or 0) > 0), "no preemption on the cut engine"
+        assert _until(lambda: (_value(lab, q) or 0) > before), "no preemption"
     finally:
         faults.clear(stack.Lab.load(lab.dir))
-    assert "--num-gpu-blocks-override" not in _argv(lab, "engine-0")
+
+
+def _completion_s(lab: stack.Lab, part: str, tokens: int = 64) -> float:
+    """Seconds one request takes on this engine, asked directly (not through the gateway)."""
+    from infersight.lab.live.llm_client import LlmClient
+
+    client = LlmClient("openai", "", lab_engine.SERVED_MODEL)
+    path, body = client.request(f"timing {time.time()}", tokens)
+    start = time.perf_counter()
+    with httpx.Client(timeout=120.0, trust_env=False) as http:
+        r = http.post(f"http://127.0.0.1:{lab.part(part).port}{path}", json=body)
+    assert r.status_code == 200, r.text[:200]
+    return time.perf_counter() - start
+
+
+def test_a_cpu_limit_slows_the_engine_by_the_kernels_quota(lab: stack.Lab) -> None:
+    from infersight.lab.live import cpu_limit
+
+    why = cpu_limit.writable()
+    if why is not None:
+        pytest.skip(why)
+    free = min(_completion_s(lab, "engine-1") for _ in range(3))
+    truth = faults.inject(lab, "engine-cpu-limit", replica=1)
+    group = cpu_limit.CpuLimit(Path(truth["params"]["cgroup"]), truth["params"]["v2"])
+    try:
+        limited = _completion_s(lab, "engine-1")
+        assert limited > 3 * free, (free, limited)
+        assert group.stat["nr_throttled"] > 0
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))
+    assert not group.path.exists()
+
+
+def test_a_restart_loads_and_compiles_out_of_rotation(lab: stack.Lab) -> None:
+    """SIGTERM, then the model loaded again and compiled from an emptied cache: the replica
+    is down meanwhile, the other serves, and it comes back as a new process."""
+    start = 'process_start_time_seconds{job="vllm",node="replica-0"}'
+    before = _value(lab, start) or 0
+    old = stack.Lab.load(lab.dir).part("engine-0")
+    faults.inject(lab, "engine-restart", replica=0)
+    try:
+        new = stack.Lab.load(lab.dir).part("engine-0")
+        assert new.pid != old.pid and "--enforce-eager" not in new.argv
+        assert _until(lambda: _value(lab, 'up{job="vllm",node="replica-0"}') == 0, timeout=30)
+        # once the gateway's health check has taken it out (a request sent in the second
+        # before is a 502, as in any restart), the other engine serves every request
+        assert _until(lambda: set(_ask(lab, 4, f"restarting {time.time()}")) == {200}, 30)
+    finally:
+        faults.clear(stack.Lab.load(lab.dir))  # waits until it answers again
+    assert any((lab.dir / "engine-cache" / "engine-0").rglob("*"))  # compiled anew there
+    assert _until(lambda: (_value(lab, start) or 0) > before)
 
 
 def test_capped_sequences_make_the_engine_queue(lab: stack.Lab) -> None:

@@ -120,9 +120,10 @@ FAULTS: dict[str, FaultSpec] = {
         ),
         # a real engine's own (`lab up --engine vllm`; engine_faults.py)
         FaultSpec(
-            "engine-kv-cut",
-            "replica",
-            "the engine redeployed with 10 KV-cache blocks (one whole sequence for 8)",
+            "engine-kv-pressure",
+            "fleet",
+            "the API quotes 3x more of each passage and asks 256-token answers: requests of 7 KV "
+            "blocks against the engines' 16",
             ("kv_cache_preemption",),
             "inference",
             True,
@@ -141,6 +142,22 @@ FAULTS: dict[str, FaultSpec] = {
             "every engine redeployed with 1 sequence and 1 queued at most: vLLM refuses the rest",
             ("upstream_overflow", "errors_high"),
             "inference",
+            True,
+        ),
+        FaultSpec(
+            "engine-restart",
+            "replica",
+            "the engine restarted with a real model load, compiled from an emptied cache",
+            ("model_cold_start",),
+            "inference",
+            True,
+        ),
+        FaultSpec(
+            "engine-cpu-limit",
+            "replica",
+            "the engine's processes limited to 0.1 CPU by a cgroup's CFS quota",
+            ("slow_instance",),
+            "infrastructure",
             True,
         ),
         FaultSpec(

@@ -201,8 +201,9 @@ def _wait_ready(part: Part, proc: Proc, log: Path, timeout: float) -> None:
     raise LabError(f"{part.name} not ready after {timeout:.0f} s; its log ends:\n{_tail(log)}")
 
 
-def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> Part:
-    """Start a recorded part again with its recorded command line (after `replica-kill`)."""
+def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S, wait: bool = True) -> Part:
+    """Start a recorded part again with its recorded command line (after `replica-kill`);
+    ready when it returns, unless `wait` is False (a restart whose load is the fault)."""
     old = lab.part(name)
     if old.proc().alive():
         return old
@@ -211,23 +212,29 @@ def restart(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> Part
     new = dataclasses.replace(old, pid=proc.pid, started=proc.started)
     lab.parts = [new if p.name == name else p for p in lab.parts]
     lab.save()
-    engine = old.kind == "engine"
-    _wait_ready(
-        new, proc, log, max(ready_timeout, ENGINE_READY_TIMEOUT_S) if engine else ready_timeout
-    )
+    if wait:
+        wait_ready(lab, name, ready_timeout)
     return new
 
 
-def respawn(lab: Lab, name: str, argv: list[str]) -> Part:
+def wait_ready(lab: Lab, name: str, ready_timeout: float = READY_TIMEOUT_S) -> None:
+    """Until the recorded part answers its health check (an engine gets its longer load)."""
+    part = lab.part(name)
+    engine = part.kind == "engine"
+    timeout = max(ready_timeout, ENGINE_READY_TIMEOUT_S) if engine else ready_timeout
+    _wait_ready(part, part.proc(), lab.dir / "logs" / f"{name}.log", timeout)
+
+
+def respawn(lab: Lab, name: str, argv: list[str], wait: bool = True) -> Part:
     """Stop a recorded part and start it with another command line (an engine redeployed with
-    other settings); ready when it returns."""
+    other settings); ready when it returns, unless `wait` is False."""
     old = lab.part(name)
     survivors = stop([old.proc()])
     if survivors:
         raise LabError(f"could not stop {name} to restart it")
     dead = dataclasses.replace(old, argv=tuple(argv))
     lab.parts = [dead if p.name == name else p for p in lab.parts]
-    return restart(lab, name)
+    return restart(lab, name, wait=wait)
 
 
 def _wait_http(url: str, timeout: float, log: Path) -> None:
@@ -316,7 +323,7 @@ def up(
             lab.parts.append(part)
             lab.save()
             if part.kind == "engine":
-                progress(f"{part.name}: vLLM loads and compiles its model (about a minute)")
+                progress(f"{part.name}: vLLM loads its model (about 30 s)")
             wait = max(ready_timeout, ENGINE_READY_TIMEOUT_S) if part.kind == "engine" else None
             _wait_ready(part, proc, log, wait or ready_timeout)
         # Ready means served end to end: HAProxy has seen the API and a replica pass a check.
