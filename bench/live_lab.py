@@ -30,56 +30,10 @@ from typing import Any
 
 import httpx
 
+from bench.live_signatures import SIGNATURES
 from bench.report import write_section
 from infersight.lab.engine import find
 from infersight.lab.live import engine_faults, faults, stack
-
-#: Per fault: PromQL whose answer shows the fault in Prometheus, and what counts as seen.
-SIGNATURES: dict[str, tuple[str, str]] = {
-    "api-pool-shrink": ('min(infersight_workers_limit{name="api_workers"})', "<= 1"),
-    "api-gc-pressure": ('rate(infersight_gc_pause_seconds_total{node="api"}[1m])', "> 0.03"),
-    "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.2"),
-    "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),
-    "replica-kill": ('min(up{job="vllm",node="replica-{r}"})', "== 0"),
-    "redis-maxmemory": ("sum(increase(redis_evicted_keys_total[2m]))", "> 0"),
-    "vector-out-of-ram": (
-        'sum(rate(infersight_dependency_major_page_faults_total{node="vector"}[1m]))',
-        "> 5",
-    ),
-    "link-slow": (
-        "histogram_quantile(0.99, sum by (le) "
-        '(rate(lab_api_dependency_seconds_bucket{dependency="llm"}[1m])))',
-        "> 0.4",
-    ),
-    "link-lossy": (
-        'sum(increase(haproxy_server_response_errors_total{server="replica-{r}"}[2m]))',
-        "> 0",
-    ),
-    "cpu-hog": ('1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m]))', "> 0.9"),
-    # a real engine's (`--engine vllm`): each from the engine's own counters
-    "engine-kv-cut": ('sum(increase(vllm:num_preemptions_total{node="replica-{r}"}[2m]))', "> 0"),
-    "engine-seqs-cap": ("max(max_over_time(vllm:num_requests_waiting[1m]))", "> 0"),
-    "engine-admission-limit": (
-        "sum(increase(vllm:admission_rejections_total[2m]))",
-        "> 0",
-    ),
-    # the engine core stopped, the API server still scraped: no token comes out
-    "engine-hang": ('sum(rate(vllm:generation_tokens_total{node="replica-{r}"}[1m]))', "== 0"),
-    "engine-template-change": (
-        "sum(rate(vllm:prefix_cache_hits_total[1m]))"
-        " / sum(rate(vllm:prefix_cache_queries_total[1m]))",
-        "< 0.2",
-    ),
-    "gpu-clock-drop": ('min(DCGM_FI_DEV_SM_CLOCK{node="replica-{r}"})', "< 1200"),
-    "gpu-xid": ('max(DCGM_FI_DEV_XID_ERRORS{node="replica-{r}"})', "== 79"),
-    # over the whole hold: a leak that fills the card stops climbing there, so the last
-    # minute alone can read flat (951 MiB at 60 MiB/s on a card full for 40 s)
-    "gpu-vram-leak": (
-        'max_over_time(DCGM_FI_DEV_FB_USED{node="replica-{r}"}[3m])'
-        ' - min_over_time(DCGM_FI_DEV_FB_USED{node="replica-{r}"}[3m])',
-        "> 1000",
-    ),
-}
 
 
 def applicable(engine: str) -> list[str]:
@@ -128,6 +82,12 @@ class Row:
     named: list[str]
     hit: bool
     command: str
+    window: str = ""
+
+    @property
+    def first(self) -> bool:
+        """The first root named is one the fault expects."""
+        return bool(self.named) and self.named[0].split("@")[0] in self.expected
 
 
 def _cli() -> str:
@@ -139,17 +99,50 @@ def _cli() -> str:
 SETTLE_S = 30
 
 
-def window_for(quiet_s: float, hold_s: float, rate_window_s: float) -> str:
-    """The diagnosis window: the fault's hold and the clean time before it (at least a
-    minute, for a baseline to compare with)."""
-    lead = max(60.0, quiet_s - rate_window_s - SETTLE_S)
-    return f"{int(lead + hold_s)}s"
+#: the least clean time a window holds before its fault: the baseline it is judged against
+MIN_LEAD_S = 60.0
+
+
+def quiet_needed(rate_window_s: float) -> float:
+    """Quiet seconds after a clear before the next injection, so that the next window's lead
+    holds nothing of the last fault: a rate still carries it one rate window on."""
+    return MIN_LEAD_S + rate_window_s + SETTLE_S
+
+
+def window_for(quiet_s: float, fault_s: float, rate_window_s: float) -> str:
+    """The diagnosis window: the fault from its injection on (a redeploy's own restarts
+    included) and the clean time before it, at least `MIN_LEAD_S` of it (the runner waits
+    `quiet_needed` after each clear)."""
+    lead = max(MIN_LEAD_S, quiet_s - rate_window_s - SETTLE_S)
+    return f"{int(lead + fault_s)}s"
+
+
+#: after `engine-restart`, once the engine answers again: the window holds its return
+BACK_S = 60.0
+
+
+def capture(prom: str, window: str, rate_window: str, step: str, at: str, out: Path) -> None:
+    """The fault's window frozen as a bundle (as tests/diagnose/lab_incidents/ holds), ending
+    where the diagnosis's did (a capture 20 s later cut 20 s off the clean lead)."""
+    cmd = [_cli(), "capture", "-p", prom, "--window", window, "--rate-window", rate_window]
+    cmd += ["--step", step, "--at", at]
+    cmd += ["--baselines", "none", "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    # its exit status is the scene's verdict (0, 1, 3); only a missing bundle is a failure
+    if not out.is_file():
+        print(f"  capture failed ({done.returncode}): {done.stderr.strip()[:200]}", flush=True)
+
+
+def _at_now() -> str:
+    """This moment as `--at` takes it: the diagnosis and the bundle read the same window."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def diagnose(
-    prom: str, window: str, rate_window: str, keep: Path | None = None
+    prom: str, window: str, rate_window: str, step: str, at: str, keep: Path | None = None
 ) -> tuple[list[str], str]:
     cmd = [_cli(), "diagnose", "-p", prom, "--window", window, "--rate-window", rate_window]
+    cmd += ["--step", step, "--at", at]
     cmd += ["--format", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     if keep is not None:  # the whole answer, as evidence for a miss
@@ -190,7 +183,8 @@ def run(args: argparse.Namespace) -> list[Row]:
         engine=find() if args.engine == "vllm" else None,
     )
     holds = {n: max(float(args.hold), faults.FAULTS[n].min_hold_s) for n in args.faults}
-    total_s = args.warmup + sum(h + args.recover + 40 for h in holds.values()) + 60
+    # the load outlives every fault (a redeploy takes minutes under it); it is stopped at the end
+    total_s = 6 * 3600
     load = subprocess.Popen(
         [
             _cli(),
@@ -206,15 +200,19 @@ def run(args: argparse.Namespace) -> list[Row]:
         stdout=subprocess.DEVNULL,
     )
     try:
-        print(f"warm-up {args.warmup}s", flush=True)
-        time.sleep(args.warmup)
-        quiet = float(args.warmup)
+        quiet = max(float(args.warmup), quiet_needed(_seconds(args.rate_window)))
+        print(f"warm-up {quiet:g}s", flush=True)
+        time.sleep(quiet)
         for name in args.faults:
             spec = faults.FAULTS[name]
             r = args.replica
+            began = time.monotonic()
             truth = faults.inject(lab, name, replica=r)
             print(f"{name}: injected on {truth['target']}", flush=True)
             time.sleep(holds[name])
+            if name == engine_faults.RESTART:  # the restart's load is the fault: see it end
+                stack.wait_ready(stack.Lab.load(lab_dir), f"engine-{r}")
+                time.sleep(BACK_S)
             expr, test = SIGNATURES[name]
             expr = expr.replace("{r}", str(r))
             value = query(lab.prometheus_url, expr)
@@ -222,8 +220,14 @@ def run(args: argparse.Namespace) -> list[Row]:
             if args.keep is not None:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 keep = args.keep / f"{name}.json"
-            window = args.window or window_for(quiet, holds[name], _seconds(args.rate_window))
-            named, cmd = diagnose(lab.prometheus_url, window, args.rate_window, keep)
+            fault_s = time.monotonic() - began
+            window = args.window or window_for(quiet, fault_s, _seconds(args.rate_window))
+            at = _at_now()
+            named, cmd = diagnose(lab.prometheus_url, window, args.rate_window, args.step, at, keep)
+            if args.bundles is not None:
+                args.bundles.mkdir(parents=True, exist_ok=True)
+                out = args.bundles / f"{name}.tar.gz"
+                capture(lab.prometheus_url, window, args.rate_window, args.step, at, out)
             hit = any(n.split("@")[0] in spec.expected for n in named)
             rows.append(
                 Row(
@@ -236,14 +240,17 @@ def run(args: argparse.Namespace) -> list[Row]:
                     named,
                     hit,
                     cmd,
+                    window,
                 )
             )
             print(f"  seen={rows[-1].seen} ({value}) named={named} hit={hit}", flush=True)
             faults.clear(stack.Lab.load(lab_dir))
             lab = stack.Lab.load(lab_dir)
-            if args.recover:
-                time.sleep(args.recover)
-            quiet = float(args.recover)
+            # never less than the next window's lead needs: with less, its baseline held
+            # the tail of this fault (a 45 s recovery left the 60 s lead 15 s of it and a
+            # minute of its rates)
+            quiet = max(float(args.recover), quiet_needed(_seconds(args.rate_window)))
+            time.sleep(quiet)
     finally:
         try:
             load.terminate()
@@ -272,30 +279,38 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
         f"{args.replicas} replicas, {args.rate:g} requests/s open loop through HAProxy, "
         f"Prometheus scraping every 5 s; warm-up {args.warmup} s, each fault held "
         f"{args.hold} s{_longer(args)}, then `infersight diagnose -p PROM --window W --rate-window "
-        f"{args.rate_window} --format json` (W: {args.window or _AUTO_WINDOW}), then cleared"
+        f"{args.rate_window} --step {args.step} --format json` (W: {args.window or _AUTO_WINDOW}), "
+        "then cleared"
         + (
             "; a fresh lab for every fault. "
             if args.isolated
-            else f" with {args.recover} s to recover, the next fault on the same lab. "
+            else f" with {max(args.recover, quiet_needed(_seconds(args.rate_window))):g} s to "
+            "recover (the next window's clean lead and one rate window), the next fault on the "
+            "same lab. "
         )
         + "gpu-* faults change "
         "the GPU stand-in's modelled card; every other fault changes real software.",
         "",
-        "| fault | where | seen in Prometheus (value) | expected | diagnosis named | hit |",
-        "|---|---|---|---|---|---|",
+        "| fault | where | window | seen in Prometheus (value) | expected | diagnosis named "
+        "| hit | first |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         v = "-" if r.value is None else f"{r.value:.3g}"
         lines.append(
-            f"| {r.fault} | {r.target} | {'yes' if r.seen else 'no'} ({v}) | "
-            f"{', '.join(r.expected)} | {', '.join(r.named)} | {'yes' if r.hit else '**no**'} |"
+            f"| {r.fault} | {r.target} | {r.window} | {'yes' if r.seen else 'no'} ({v}) | "
+            f"{', '.join(r.expected)} | {', '.join(r.named)} | {'yes' if r.hit else '**no**'} "
+            f"| {'yes' if r.first else '**no**'} |"
         )
     hits = sum(r.hit for r in rows)
+    firsts = sum(r.first for r in rows)
     seen = sum(r.seen for r in rows)
     lines += [
         "",
         f"Seen in Prometheus: {seen}/{len(rows)}. Named by diagnose (root cause or the right "
-        f"layer's hypothesis): {hits}/{len(rows)}. A lab only minutes old has no hour-ago or "
+        f"layer's hypothesis): {hits}/{len(rows)}; named first: {firsts}/{len(rows)}. The window "
+        "runs from the clean minutes before each injection to the diagnosis, so a redeploy's "
+        "restarts are in it. A lab only minutes old has no hour-ago or "
         "day-ago baseline, so the engine compares against the window's own clean minutes.",
         "",
         "Signatures checked in Prometheus:",
@@ -318,6 +333,12 @@ def main() -> None:
     )
     p.add_argument("--rate-window", default="1m", help="diagnose's --rate-window")
     p.add_argument(
+        "--step",
+        default="15s",
+        help="diagnose's --step (the lab scrapes every 5 s: 5s reads a minute's baseline as "
+        "12 points, 15s as 4)",
+    )
+    p.add_argument(
         "--engine",
         choices=("standin", "vllm"),
         default="standin",
@@ -327,6 +348,9 @@ def main() -> None:
     p.add_argument("--write", action="store_true", help="Write the section of docs/benchmarks.md")
     p.add_argument("--section", default="live_lab", help="Its name (one per set of faults)")
     p.add_argument("--keep", type=Path, help="Keep each diagnosis (JSON) in this folder")
+    p.add_argument(
+        "--bundles", type=Path, help="Capture each fault's window as a bundle in this folder"
+    )
     p.add_argument(
         "--isolated", action="store_true", help="A fresh lab per fault (slower, no carry-over)"
     )

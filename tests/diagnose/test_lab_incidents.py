@@ -25,6 +25,9 @@ CASES = {
         "replica-0",
         ("too_few_model_instances", "batching_delay"),
     ),
+    # a real vLLM's engine core stopped: its frozen gauges read 0 running, the gateway's
+    # requests to it fail until its health check takes it out; the hang, not the removal
+    "engine-hang": ("engine_hang", "replica-0", ("lb_instance_removed",)),
 }
 
 
