@@ -55,7 +55,10 @@ def _seen(value: float | None, test: str) -> bool:
     ]
 
 
-_AUTO_WINDOW = "the hold and the quiet time before it, less one rate window and 30 s"
+_AUTO_WINDOW = (
+    "the fault from its injection to the diagnosis and the quiet time before it, less one rate "
+    "window and 30 s"
+)
 
 
 def _seconds(duration: str) -> float:

@@ -43,9 +43,6 @@ LIMITS: dict[str, ServeLimits] = {
     # workers and counts them
     "engine-admission-limit": ServeLimits(max_num_seqs=1, max_queued=1),
 }
-#: settings rolled out to every engine, not one replica: on one replica alone the gateway's
-#: least-connections balance sends the work to the others, and nothing waits or is refused
-FLEET = frozenset(LIMITS)
 #: sends a fault to a part's admin routes (None: clears that part's faults)
 Admin = Callable[[str, dict[str, Any] | None], dict[str, Any]]
 HANG = "engine-hang"
@@ -54,8 +51,8 @@ CPU_LIMIT = "engine-cpu-limit"
 #: faults the API makes, by changing the requests it sends
 API_SIDE = ("engine-kv-pressure", "engine-template-change")
 NAMES = (*LIMITS, *API_SIDE, RESTART, HANG, CPU_LIMIT)
-#: the engine's share of CPU under `engine-cpu-limit`: a tenth of a core, where it uses about
-#: half of one under the lab's load (the API server and the engine core together)
+#: the engine's share of CPU under `engine-cpu-limit`: a tenth of a core (in the lab, decoding
+#: went from 2.4 ms to 114 ms a token under it)
 LIMITED_CPUS = 0.1
 #: the engine-core process's title (vLLM sets it as its command line)
 ENGINE_CORE = "VLLM::EngineCore"
@@ -88,14 +85,16 @@ def _title(pid: int) -> str:
         return ""
 
 
-def _redeploy(lab: Lab, name: str, limits: ServeLimits, wait: bool = True) -> None:
-    """Every engine restarted with `limits` (its own compile cache), one after another."""
+def _redeploy(lab: Lab, name: str, limits: ServeLimits) -> None:
+    """Every engine restarted with `limits` (its own compile cache), one after another: a
+    setting on one replica alone does nothing, since the gateway's least-connections balance
+    sends the work to the others and nothing waits or is refused."""
     engine = find(Path(lab.engine_dir))
     for i in range(lab.replicas):
         one = f"engine-{i}"
         argv = engine.serve_argv(lab.part(one).port, limits, engine_cache(lab.dir, one))
         try:
-            respawn(lab, one, argv, wait=wait)
+            respawn(lab, one, argv)
         except LabError as exc:  # the engine refused the setting: put the lab's back
             lab_argv = engine.serve_argv(
                 lab.part(one).port, ServeLimits(), engine_cache(lab.dir, one)
