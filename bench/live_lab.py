@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from bench.live_signatures import SIGNATURES
+from bench._live_signatures import SIGNATURES
 from bench.report import write_section
 from infersight.lab.engine import find
 from infersight.lab.live import engine_faults, faults, stack

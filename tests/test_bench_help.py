@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: every module of bench/ is a benchmark but its helpers: `report`, and those named `_*`
 BENCHES = sorted(
-    p.stem for p in (ROOT / "bench").glob("*.py") if p.stem not in ("__init__", "report")
+    p.stem
+    for p in (ROOT / "bench").glob("*.py")
+    if p.stem != "report" and not p.stem.startswith("_")
 )
 
 

@@ -4,8 +4,8 @@ PromQL, and the VRAM leak's seen after the card has filled."""
 from __future__ import annotations
 
 import numpy as np
+from bench._live_signatures import SIGNATURES
 from bench.live_lab import _seen
-from bench.live_signatures import SIGNATURES
 
 from infersight.lab.live.faults import FAULTS
 from infersight.promql import parse
