@@ -19,7 +19,7 @@ SIM_ROOTS = {
     "log_disk_io", "lb_instance_removed", "gc_pauses", "traffic_surge",
 }  # fmt: skip
 BEYOND = {"instance_down", "gateway_fault", "upstream_connect_slow", "kv_cache_preemption",
-          "long_prefill_blocking", "engine_hang", "too_few_model_instances"}  # fmt: skip
+          "long_prefill_blocking", "engine_hang"}  # fmt: skip
 
 GOOD = """
 id: my_rule

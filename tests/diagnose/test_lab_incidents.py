@@ -23,7 +23,7 @@ CASES = {
     "gpu-xid": (
         "gpu_hardware_fault",
         "replica-0",
-        ("too_few_model_instances", "batching_delay"),
+        ("threadpool_too_small", "batching_delay"),
     ),
     # a real vLLM's engine core stopped: its frozen gauges read 0 running, the gateway's
     # requests to it fail until its health check takes it out; the hang, not the removal
@@ -55,4 +55,4 @@ def test_a_raised_batch_window_is_named_and_no_cpu_neighbour_with_it() -> None:
     dx = diagnose(dict(read_bundle(HERE / "batch-delay.tar.gz").windows))
     roots = [r.hypothesis for r in dx.root_causes]
     assert roots[:1] == ["batching_delay"], dx.summary
-    assert not {"host_cpu_contention", "too_few_model_instances"} & set(roots), dx.summary
+    assert not {"host_cpu_contention", "threadpool_too_small"} & set(roots), dx.summary

@@ -132,7 +132,7 @@ FAULTS: dict[str, FaultSpec] = {
             "engine-seqs-cap",
             "fleet",
             "every engine redeployed with --max-num-seqs 1: one sequence at a time",
-            ("too_few_model_instances", "max_batch_too_large"),
+            ("threadpool_too_small", "max_batch_too_large"),
             "inference",
             True,
         ),

@@ -165,7 +165,7 @@ _ALL = [
         engines=("native",),
         engines_why="vLLM, TGI and Triton have no request thread pool to oversize: their "
         "admission knob is the batch or sequence cap (max_batch_too_large) or, in Triton, the "
-        "model instance count (too_few_model_instances)",
+        "model instance count (threadpool_too_small, which counts those too)",
     ),
     _s(
         "threadpool_too_small",
