@@ -19,14 +19,15 @@ def beside_triggers(
 ) -> None:
     """A limit named as a root of its own where a trigger's work also reached it (a batch cap
     past the knee under the same burst) goes with that trigger, before it: the limit is the
-    fix."""
+    fix. Only a trigger whose work reached what the users felt (a TTFT that rose on its own,
+    nothing found under it, sent no work)."""
     for i, lim in enumerate(res.roots):
         rule = causes.get(lim.id)
         if rule is None or not rule.under_load or lim.triggered_by:
             continue
         mine = sites.get(lim.id, set()) | set(lim.site.nodes)
         for t in res.roots:
-            if t is lim or not t.trigger:
+            if t is lim or not t.trigger or not t.reach:
                 continue
             reached = {k[0] for e in t.site.ends for k in w.explains(e)}
             if reached & mine:
@@ -66,13 +67,21 @@ def under_load(
         del res.explained[rid]
 
 
-def claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
+def claim(res: Resolution, sites: Mapping[str, set[str]], step: float) -> None:
     """A site no rule names, wholly within the parts and instances a named root's rule speaks
     of, is that root's: a cascade of OOMs names the cards' memory and the engines' batches on
-    those machines alike."""
+    those machines alike. A root that is only more work arriving claims only what began on
+    machines its work had already reached (within a scrape step): the walk follows work itself,
+    and a queue on a replica that got no more of it, or got it later, the work did not cause."""
     for u in [r for r in res.roots if not r.named]:
         owner = next(
-            (r for r in res.roots if r.named and set(u.site.nodes) <= sites.get(r.id, set())),
+            (
+                r
+                for r in res.roots
+                if r.named
+                and set(u.site.nodes) <= sites.get(r.id, set())
+                and (not all(c.is_work for c in r.site.ends) or _after_work(u.site, r.site, step))
+            ),
             None,
         )
         if owner is None:
@@ -81,6 +90,14 @@ def claim(res: Resolution, sites: Mapping[str, set[str]]) -> None:
         site = Site(owner.site.part, owner.site.nodes + u.site.nodes, owner.site.ends + u.site.ends)
         res.roots[i] = dataclasses.replace(owner, site=site)
         res.roots.remove(u)
+
+
+def _after_work(site: Site, work: Site, step: float) -> bool:
+    """Every change of `site` began once more work had reached its machine."""
+    came: dict[str, float] = {}
+    for c in work.ends:
+        came[c.instance] = min(came.get(c.instance, c.onset), c.onset)
+    return all(c.instance in came and c.onset + step >= came[c.instance] for c in site.ends)
 
 
 def fold(res: Resolution, graph: Mapping[str, list[str]]) -> None:

@@ -27,6 +27,7 @@ from infersight.diagnose.path.world import World, node_id
 from infersight.diagnose.placing import beside_triggers, claim, fold, under_load
 from infersight.diagnose.result import HypothesisResult
 from infersight.diagnose.root_site import MORE_WORK, PathRoot, Resolution, Site
+from infersight.signals import all_signals
 
 
 def sites_of(world: World, rule: Rule, h: HypothesisResult) -> set[str]:
@@ -206,13 +207,16 @@ def resolve(
     for site in group_sites(w, ends):
         _add_root(w, res, site, sites, results, graph, causes, unnamed_min_score)
     fold(res, graph)
-    claim(res, sites)
+    claim(res, sites, w.reader.step)
     felt = {key(c): c.score for c in w.symptoms}
     for i, pr in enumerate(res.roots):
         keys = {k for e in pr.site.ends for k in w.explains(e)}
         # a symptom nothing explains, where no rule names anything, is no cause found: it
-        # goes after every root that explains something
-        if pr.named or not keys <= {key(e) for e in pr.site.ends}:
+        # goes after every root that explains something. So do user-facing changes that
+        # only explain each other (a P99 that raises the mean): the walk found nothing under
+        if not pr.named and all(_felt_signal(e) for e in pr.site.ends):
+            keys = set()
+        elif pr.named or not keys <= {key(e) for e in pr.site.ends}:
             keys |= {key(e) for e in pr.site.ends}
         reach = max((felt[k] for k in keys if k in felt), default=0.0)
         res.roots[i] = dataclasses.replace(pr, reach=reach)
@@ -309,3 +313,8 @@ def _rule_changes(w: Walk, h: HypothesisResult) -> list[Change]:
 def unnamed_id(site: Site) -> str:
     first = site.nodes[0]
     return f"change@{first}" if len(site.nodes) == 1 else f"change@{first}+{len(site.nodes) - 1}"
+
+
+def _felt_signal(c: Change) -> bool:
+    sig = all_signals().get(c.signal)
+    return sig is not None and sig.user_facing is not None
