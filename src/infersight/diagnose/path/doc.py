@@ -197,7 +197,9 @@ apart (`onset_slack_s`, or two grid steps).
 
 **Where it ends.** At the changes nothing explains: several ends are several roots. Changes \
 that only explain each other (requests waiting hold memory; memory full makes requests wait) \
-are read from the one that is their source, by facet: {order}."""
+are read from the one that is their source. Across a part and what it runs on (batches held \
+longer fill the card; a fuller card holds them longer), with no more work from outside, the \
+source is under the part: what it runs on changed. Then by facet: {order}."""
 
 _ROOTS = """\
 **Sites.** The ends are grouped by site: on the replicas, one part on every instance of one \

@@ -103,6 +103,14 @@ class Walk:
                 continue
             members = [self.visited[k] for k in comp]
             if len(members) > 1:
+                # a loop across a part and what it runs on (batches held longer fill the
+                # card; a fuller card holds them longer), with no more work from outside: what
+                # changed is under the part, on what it runs on
+                nodes = {c.node for c in members}
+                runs = self.reader.world.runs_on
+                bottom = {n for n in nodes if not any(u in nodes for u in runs.get(n, []))}
+                if bottom != nodes:
+                    members = [c for c in members if c.node in bottom]
                 # a loop (requests waiting hold memory; memory full makes requests wait):
                 # its source is the resource that filled, before what queued or slowed
                 best = min(_SOURCE_ORDER.get(c.facet, 0) for c in members)
