@@ -339,6 +339,41 @@ def test_when_together_asks_that_two_changes_begin_together() -> None:
             assert any("not together" in e.statement for e in o.evidence)
 
 
+def test_when_after_asks_that_the_effect_not_begin_before_its_cause() -> None:
+    """An OOM crash follows the memory filling; a restart before the memory rose (a deploy,
+    the model loading back in) is no consequence of it. A change one step early still counts:
+    dating is no finer than the grid."""
+    from infersight.diagnose.conditions import eval_group
+    from infersight.diagnose.kb import Condition, Group
+
+    f = _frame(_vector_incident())
+    group = Group.model_validate(
+        {
+            "all": [
+                {"signal": "inference.gpu_mem_used_bytes", "state": "up"},
+                {"signal": "inference.forward_time_avg", "state": "up", "where": "same",
+                 "when": "after"},
+            ]
+        }
+    )  # fmt: skip
+    memory = _stepped((50e9, 70e9), ONSET, f.n)
+    for slow_at, holds in ((ONSET + 4, True), (ONSET - 1, True), (ONSET - 20, False)):
+        ctx, _ = _ctx_with(
+            {
+                "inference.gpu_mem_used_bytes": memory,
+                "inference.forward_time_avg": _stepped((0.02, 0.06), slow_at, f.n),
+            }
+        )
+        o = eval_group(ctx, group)
+        assert o.truth is holds, slow_at
+        if not holds:
+            assert any("must follow" in e.statement for e in o.evidence)
+    with pytest.raises(ValueError, match="where: same"):
+        Condition.model_validate(
+            {"signal": "inference.forward_time_avg", "state": "up", "when": "after"}
+        )
+
+
 def test_when_together_dates_a_change_by_its_earliest_alternative() -> None:
     """The mean batch time rose half an hour before the memory and the tail only with it: the
     slowdown began with the mean, so it did not come together with the memory."""

@@ -86,11 +86,14 @@ def _together(
     began: dict[str, tuple[float, ...]],
 ) -> bool:
     """`when: together`: this change began within `together_s` of one the anchor found on
-    `inst` (any of its alternatives that held). An anchor dated by the window's first point
-    was there before the window: its start is unknown, so it cannot be said to come apart."""
-    if c.when != "together" or onset is None or not began.get(inst):
+    `inst` (any of its alternatives that held); `when: after`: no earlier than it, less one
+    grid step. An anchor dated by the window's first point was there before the window: its
+    start is unknown, so it cannot be said to come apart."""
+    if c.when not in ("together", "after") or onset is None or not began.get(inst):
         return True
     known = ctx.frame.start + ctx.frame.step
+    if c.when == "after":
+        return any(t <= known or onset >= t - ctx.frame.step for t in began[inst])
     within = ctx.config.together_s
     return any(t <= known or abs(onset - t) <= within for t in began[inst])
 
@@ -112,7 +115,7 @@ def _first_sign(
     fleet outlier the same way, on its signal or the others its `any` group reads as the same
     change (`family`). A batch time above its peers' since 09:10 that grew into a deviation
     from its own past at 11:35 began at 09:10; so did a tail that only moved at 11:35."""
-    if onset is None or c.when != "together":
+    if onset is None or c.when not in ("together", "after"):
         return onset
     want = wanted_direction(ctx, c)
     seen = [
@@ -181,7 +184,7 @@ def eval_condition(
         if ok and not _together(ctx, c, inst, first, began or {}):
             ok = False
             if apart is None and ev is not None and first is not None:
-                apart = _apart(ev, first, (began or {})[inst])
+                apart = _apart(ev, first, (began or {})[inst], c.when)
         if ok:
             held.append(inst)
             if ev is not None:
@@ -211,13 +214,15 @@ def eval_condition(
     )
 
 
-def _apart(e: Evidence, onset: float, anchor: tuple[float, ...]) -> Evidence:
-    """Evidence against: the change happened, but not together with the anchor's."""
+def _apart(e: Evidence, onset: float, anchor: tuple[float, ...], when: str) -> Evidence:
+    """Evidence against: the change happened, but not together with the anchor's (or, for
+    `after`, before it)."""
     gap = min(anchor, key=lambda t: abs(onset - t))
     word = "before" if onset < gap else "after"
+    must = "follow" if when == "after" else "come with"
     text = (
-        f"{e.statement}: {format_duration(abs(onset - gap))} {word} the change it must come "
-        f"with (at {clock(gap)}), not together"
+        f"{e.statement}: {format_duration(abs(onset - gap))} {word} the change it must {must} "
+        f"(at {clock(gap)}), not {'after it' if when == 'after' else 'together'}"
     )
     return dataclasses.replace(e, supports=False, statement=text)
 

@@ -29,7 +29,7 @@ CAPACITY_SIGNAL = "service.concurrency_limit"
 #: `outage` reads a target's `up`
 UP_SIGNAL = "infra.target_up"
 Where = Literal["any", "same", "other"]
-When = Literal["any", "together", "during"]
+When = Literal["any", "together", "after", "during"]
 #: a cause can be a root; a symptom is what users feel, never a root; a forecast is a symptom
 #: still to come (a card full within a day): never a root, but the walk starts from it as
 #: from what the users feel, so that what grows is named
@@ -119,6 +119,11 @@ class Condition(BaseModel):
     The change began at its earliest sign on any signal the `together` alternatives of its
     `any` group read (the mean batch time above its peers' since 12:02 dates a tail that
     only moved at 14:31).
+    `after` (the same states and `where: same` as `together`): on each instance the change
+    began no earlier than the anchor's there, less one grid step: an effect does not start
+    before its cause (a replica the OOM crashed restarts after its memory filled; one that
+    restarted for a deploy fills its memory again after). An anchor there before the window
+    does not constrain.
     `during` (on a median `above`/`below`, or `rose`/`fell`): where the change the enclosing
     `all` group's first matched member found on that instance (dated by the first of its
     alternatives that held there) began after the incident's onset, the level is read since
@@ -165,13 +170,13 @@ class Condition(BaseModel):
             "than": self.than is not None,
             "per": self.per is not None,
             "stat": self.stat != "median",
-            "together": self.when == "together",
+            "together": self.when in ("together", "after"),
             "during": self.when == "during",
         }
         for option, on in used.items():
             if on and option not in registry.accepts(self.state):
                 raise ValueError(_not_taken(option, self.state, registry.taking(option)))
-        if self.when == "together" and self.where != "same":
+        if self.when in ("together", "after") and self.where != "same":
             raise ValueError(_not_taken("together", self.state, registry.taking("together")))
         if self.than is not None and self.than not in all_signals():
             raise ValueError(f"unknown signal {self.than!r} in `than`")

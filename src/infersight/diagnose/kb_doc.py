@@ -48,6 +48,8 @@ def _cond(c: Condition) -> str:
         parts.append(f"on the {c.where} instances")
     if c.when == "together":
         parts.append(f"beginning within {CFG.together_s / 60:g} min of the group's first")
+    if c.when == "after":
+        parts.append("beginning after the group's first")
     if c.when == "during":
         parts.append("while the group's first change lasts")
     if c.min_share > 0:
@@ -173,7 +175,9 @@ def render(kb: KnowledgeBase | None = None) -> str:
         f"within {CFG.together_s / 60:g} min of the one the group's first condition found on that "
         "instance (a second process brings its memory and its slowdown at once) — an anchor "
         "already there at the window's first point began at an unknown time and is not "
-        "apart from anything; `when: during`: a median level (or a `rose`/`fell` shift) "
+        "apart from anything; `when: after`: the same, and it began no earlier than that "
+        "change, less one grid step (a crash from an OOM follows the memory filling); "
+        "`when: during`: a median level (or a `rose`/`fell` shift) "
         "read since the change the group's first condition found on that instance began, "
         "when that was after the incident's onset (GPUs saturated while the surge lasts, "
         "however early a precursor dated the incident; requests slower since the disk got "

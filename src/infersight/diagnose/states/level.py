@@ -35,7 +35,7 @@ def check(c: Condition) -> str | None:
     own), `during` only on a median."""
     if c.level is None:
         return f"state {c.state!r} needs a level"
-    if c.when == "together" and c.stat == "median":
+    if c.when in ("together", "after") and c.stat == "median":
         return (
             "when: together needs where: same and a state that dates its change (above/below "
             "only with stat: max/min)"
