@@ -10,7 +10,8 @@ magnitudes of 0.5x or more (seeds S … S+N-1), the live lab's frozen bundles, t
 leave-one-rule-out runs over the same seeds, bundles and the request-path frames of
 tests/diagnose/. A healthy window with a root claimed is a wrong answer.
 
-Fits one isotonic map per kind of root (named by a rule, or a change no rule names) and
+Fits one isotonic map per kind of root (named by a rule where the walk ended on its signals,
+indirect: read from their effects or a limit beside a trigger, or a change no rule names) and
 writes, unless --no-write:
 
   src/infersight/diagnose/calibration.json   the map the product applies to every root

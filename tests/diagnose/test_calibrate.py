@@ -24,7 +24,7 @@ CASES = ROOT / "tests" / "diagnose" / "cases"
 
 def _doc(**over: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "version": 1,
+        "version": 2,
         "made": "2026-12-06",
         "command": "python -m bench.calibration --seeds 1",
         "pairs": {"suite": 40, "loo": 20},
@@ -35,6 +35,7 @@ def _doc(**over: Any) -> dict[str, Any]:
                 "pairs": 40,
                 "fitted_on": "named",
             },
+            "indirect": {"x": [0.5], "y": [0.4], "pairs": 12, "fitted_on": "all"},
             "unnamed": {"x": [0.5], "y": [0.3], "pairs": 20, "fitted_on": "all"},
         },
     }
@@ -64,7 +65,7 @@ def test_the_calibration_round_trips_through_its_json(tmp_path: Path) -> None:
 def test_the_shipped_calibration_is_read_once_and_says_where_it_came_from() -> None:
     shipped = cal.shipped()
     assert cal.shipped() is shipped
-    assert set(shipped.kinds) == {"named", "unnamed"}
+    assert set(shipped.kinds) == {"named", "indirect", "unnamed"}
     assert shipped.command.startswith(".venv/bin/python -m bench.calibration")
     assert sum(shipped.pairs.values()) > 0 and shipped.made[:2] == "20"
     for curve in shipped.kinds.values():
@@ -91,9 +92,9 @@ BROKEN = {
     "above one": (_with("unnamed", y=[1.5]), "y holds a value outside 0..1"),
     "a kind missing": (
         json.dumps(_doc(kinds={"named": _doc()["kinds"]["named"]})),
-        "no fit for kind 'unnamed'",
+        "no fit for kind 'indirect'",
     ),
-    "another version": (json.dumps(_doc(version=9)), "version 9, this infersight reads 1"),
+    "another version": (json.dumps(_doc(version=9)), "version 9, this infersight reads 2"),
 }
 
 
@@ -136,6 +137,11 @@ def test_a_root_keeps_its_raw_figure_beside_the_calibrated_one() -> None:
     assert root.raw_confidence == 0.5 and root.confidence == 0.3
     named = calibrated(RootCause("vram_leak", 1, 0.5, ()), c)
     assert named.raw_confidence == 0.5 and named.confidence == pytest.approx(0.35)
+    # a rule read from the effects of where the walk ended, or a limit beside a trigger, is
+    # right less often than one seen where the walk ended: its own curve
+    read = calibrated(RootCause("vram_oom_cascade", 1, 0.5, (), direct=False), c)
+    limit = calibrated(RootCause("max_batch_too_large", 1, 0.5, (), triggered_by="surge"), c)
+    assert read.confidence == limit.confidence == 0.4
 
 
 def test_a_later_root_is_never_shown_surer_than_the_first(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,8 +2,10 @@
 
 `rank.confidence` scores a verdict from how many conditions held and how strong their changes
 were; that figure orders roots but is no probability. `calibration.json` (shipped next to this
-module) holds, per kind of root (`named`: a rule names it; `unnamed`: a change at a node no
-rule names), the blocks of an isotonic fit of "was the first root right" on the raw figure,
+module) holds, per kind of root (`named`: a rule names it where the walk ended on its own
+signals; `indirect`: a rule read from the effects of what ended there, or a limit named beside
+the root whose work it could not take; `unnamed`: a change at a node no rule names), the
+blocks of an isotonic fit of "was the first root right" on the raw figure,
 measured on every labelled incident the project has (docs/calibration.md; refit with
 `python -m bench.calibration`). A raw figure maps to the calibrated one by straight lines
 between the blocks' centres, held flat beyond the first and the last.
@@ -28,13 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from infersight.diagnose.result import RootCause
 
-Kind = Literal["named", "unnamed"]
+Kind = Literal["named", "indirect", "unnamed"]
 #: the answers a kind's curve was fitted on: its own, or all of them (too few of its own)
-FittedOn = Literal["named", "unnamed", "all"]
-KINDS: tuple[Kind, ...] = ("named", "unnamed")
+FittedOn = Literal["named", "indirect", "unnamed", "all"]
+KINDS: tuple[Kind, ...] = ("named", "indirect", "unnamed")
 FILE = "calibration.json"
 #: the format this module reads; a file of another version is refused, never guessed at
-VERSION = 1
+VERSION = 2
 #: the prefix of a root no rule names (`change@NODE`)
 UNNAMED_PREFIX = "change@"
 REFIT = "refit it with `python -m bench.calibration` or reinstall infersight"
@@ -138,8 +140,13 @@ def shipped() -> Calibration:
 
 
 def kind_of(root: RootCause) -> Kind:
-    """`unnamed` for a change at a node no rule names, `named` for a rule's root."""
-    return "unnamed" if root.unnamed or root.hypothesis.startswith(UNNAMED_PREFIX) else "named"
+    """`unnamed` for a change at a node no rule names; `indirect` for a rule's root where the
+    walk ended on other changes than the rule's own (read from their effects), or a limit named
+    beside the root that sent it the work: inferred, not seen, and right less often; `named`
+    for any other rule's root."""
+    if root.unnamed or root.hypothesis.startswith(UNNAMED_PREFIX):
+        return "unnamed"
+    return "indirect" if root.triggered_by or not root.direct else "named"
 
 
 def raw_of(root: RootCause) -> float:

@@ -24,7 +24,7 @@ from infersight.diagnose.config import DiagnoseConfig
 from infersight.diagnose.context import Context
 from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import KnowledgeBase, Rule, load_kb, walk
-from infersight.diagnose.path import PathConfig, Walk, trace
+from infersight.diagnose.path import Change, PathConfig, Walk, trace
 from infersight.diagnose.path.topology import Topology
 from infersight.diagnose.rank import Candidate, confidence, order
 from infersight.diagnose.result import (
@@ -248,9 +248,16 @@ def _roots(
                 via=found.via,
                 unnamed=not found.named,
                 triggered_by=found.triggered_by,
+                direct=not found.named or _own_ends(kb.get(c.id), found.site.ends),
             )
         )
     return in_rank_order(tuple(out))
+
+
+def _own_ends(rule: Rule | None, ends: tuple[Change, ...]) -> bool:
+    """Whether the walk ended on one of the rule's own signals (its `signals`), not only on
+    changes whose effects the rule read."""
+    return rule is not None and bool(set(rule.signals) & {c.signal for c in ends})
 
 
 def diagnose(

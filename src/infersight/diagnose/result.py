@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from infersight.provenance import QueryRun
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
 #: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path, 6 no
-#: root's `raw_confidence`, 7 no `queries_run`)
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+#: root's `raw_confidence`, 7 no `queries_run`, 8 no root's `direct`)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -84,6 +84,9 @@ class RootCause:
     triggered_by: str = ""
     #: the engine's own score before calibration (None in documents older than version 7)
     raw_confidence: float | None = None
+    #: the walk ended on one of the naming rule's own signals (False: the rule was read from
+    #: the effects of what ended there, or is a limit met by another root's work)
+    direct: bool = True
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ class Case:
     not_shown: str = ""
     #: the first root's raw confidence (before calibration) and kind, for calibration
     raw_confidence: float = 0.0
-    kind: str = ""  # named | unnamed; "" when no root was named
+    kind: str = ""  # named | indirect | unnamed (calibrate.kind_of); "" when no root was named
 
     @property
     def observable(self) -> bool:

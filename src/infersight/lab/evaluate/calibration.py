@@ -1,5 +1,5 @@
 """Pairs for calibrating confidence: every diagnosis whose truth is known, its first root's raw
-confidence (before calibration), kind (`named`, `unnamed`) and whether it was right.
+confidence (before calibration), kind (`named`, `indirect`, `unnamed`) and whether it was right.
 
 Sources, each pair keeping its own:
 
@@ -64,7 +64,9 @@ def case_pair(c: Case, source: str) -> Pair | None:
     if c.not_shown or not c.predicted or not c.kind:
         return None
     right = bool(c.truth) and c.predicted[0] in c.truth
-    kind: Kind = "unnamed" if c.kind == "unnamed" else "named"
+    kind: Kind = "named"
+    if c.kind in ("indirect", "unnamed"):
+        kind = "indirect" if c.kind == "indirect" else "unnamed"
     return Pair(c.raw_confidence, right, source, kind, f"seed {c.seed}")
 
 

@@ -1,8 +1,8 @@
 """The calibration fit: raw confidence → probability right, its error measured out of sample.
 
-Per kind of root (`named`, `unnamed`) an isotonic regression of "the first root was right"
-on the raw figure, by pool-adjacent-violators (numpy, no learning library): the monotone step
-function closest to the answers in squared error. Blocks lighter than `min_block_weight`
+Per kind of root (`named`, `indirect`, `unnamed`) an isotonic regression of "the first root
+was right" on the raw figure, by pool-adjacent-violators (numpy, no learning library): the
+monotone step function closest to the answers in squared error. Blocks lighter than `min_block_weight`
 answers are pooled with their closer neighbour, so a handful of lucky points cannot make a
 step to 1.0, and every level is clipped to [`floor`, `ceiling`]. The product reads the blocks'
 centres and levels (`diagnose/calibration.json`) and interpolates between them.
