@@ -4,14 +4,7 @@ the engine, on its card: the walk ends at the GPU, never at the batches it holds
 
 from __future__ import annotations
 
-import yaml
-
-from infersight.detect import detect
-from infersight.detect.config import DEFAULT_USER_FACING
-from infersight.diagnose.config import DiagnoseConfig
-from infersight.diagnose.context import Context
-from infersight.diagnose.path import trace
-from infersight.lab.evaluate.path_cases import _case
+from walked import walk_of
 
 # dcgm-exporter counts no processes: the card's memory and busy share are all it shows
 CASE = """
@@ -35,10 +28,6 @@ expect: {node: gpu}
 
 
 def test_a_loop_between_the_batches_and_the_card_ends_on_the_card() -> None:
-    windows = _case("walk", yaml.safe_load(CASE)).windows()
-    cfg = DiagnoseConfig()
-    det = detect(windows)
-    base = {k: v for k, v in windows.items() if k != "incident"}
-    walk = trace(Context.build(windows["incident"], det, DEFAULT_USER_FACING, cfg, base))
+    walk = walk_of(CASE)
     ends = {c.node for c in walk.ends(walk.symptoms)}
     assert ends == {"gpu:node-2"}, sorted((c.node, c.signal) for c in walk.ends(walk.symptoms))

@@ -5,14 +5,7 @@ reads a card: by its clock and what more work does not make, never by its heat).
 
 from __future__ import annotations
 
-import yaml
-
-from infersight.detect import detect
-from infersight.detect.config import DEFAULT_USER_FACING
-from infersight.diagnose.config import DiagnoseConfig
-from infersight.diagnose.context import Context
-from infersight.diagnose.path import trace
-from infersight.lab.evaluate.path_cases import _case
+from walked import walk_of
 
 CASE = """
 name: node-2's card heats up and its memory fills; another process arrives on it
@@ -31,12 +24,7 @@ expect: {node: gpu}
 
 
 def test_heat_explains_no_fuller_card_another_process_does() -> None:
-    windows = _case("walk", yaml.safe_load(CASE)).windows()
-    cfg = DiagnoseConfig()
-    det = detect(windows)
-    base = {k: v for k, v in windows.items() if k != "incident"}
-    ctx = Context.build(windows["incident"], det, DEFAULT_USER_FACING, cfg, base)
-    walk = trace(ctx)
+    walk = walk_of(CASE)
     changes = {(c.node, c.signal): c for c in walk.reader.changes}
     filled = changes[("gpu:node-2", "inference.gpu_mem_used_ratio")]
     walk.extend([filled])

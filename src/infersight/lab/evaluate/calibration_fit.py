@@ -2,10 +2,11 @@
 
 Per kind of root (`named`, `indirect`, `unnamed`) an isotonic regression of "the first root
 was right" on the raw figure, by pool-adjacent-violators (numpy, no learning library): the
-monotone step function closest to the answers in squared error. Blocks lighter than `min_block_weight`
-answers are pooled with their closer neighbour, so a handful of lucky points cannot make a
-step to 1.0, and every level is clipped to [`floor`, `ceiling`]. The product reads the blocks'
-centres and levels (`diagnose/calibration.json`) and interpolates between them.
+monotone step function closest to the answers in squared error. Blocks lighter than
+`min_block_weight` answers are pooled with their closer neighbour, so a handful of lucky points
+cannot make a step to 1.0, and every level is clipped to [`floor`, `ceiling`]. The product
+reads the blocks' centres and levels (`diagnose/calibration.json`) and interpolates between
+them.
 
 The expected calibration error (ECE) is over `bins` equal-width bins of the stated figure,
 each weighted by its count. It is reported out of sample: the pairs are split into `folds`
