@@ -27,7 +27,6 @@ from infersight.diagnose.path.world import World, node_id
 from infersight.diagnose.placing import beside_triggers, claim, fold, under_load
 from infersight.diagnose.result import HypothesisResult
 from infersight.diagnose.root_site import MORE_WORK, PathRoot, Resolution, Site
-from infersight.signals import all_signals
 
 
 def sites_of(world: World, rule: Rule, h: HypothesisResult) -> set[str]:
@@ -214,7 +213,7 @@ def resolve(
         # a symptom nothing explains, where no rule names anything, is no cause found: it
         # goes after every root that explains something. So do user-facing changes that
         # only explain each other (a P99 that raises the mean): the walk found nothing under
-        if not pr.named and all(_felt_signal(e) for e in pr.site.ends):
+        if not pr.named and all(e.felt for e in pr.site.ends):
             keys = set()
         elif pr.named or not keys <= {key(e) for e in pr.site.ends}:
             keys |= {key(e) for e in pr.site.ends}
@@ -313,8 +312,3 @@ def _rule_changes(w: Walk, h: HypothesisResult) -> list[Change]:
 def unnamed_id(site: Site) -> str:
     first = site.nodes[0]
     return f"change@{first}" if len(site.nodes) == 1 else f"change@{first}+{len(site.nodes) - 1}"
-
-
-def _felt_signal(c: Change) -> bool:
-    sig = all_signals().get(c.signal)
-    return sig is not None and sig.user_facing is not None

@@ -42,6 +42,12 @@ class Change:
         return self.facet == "arrivals"
 
     @property
+    def felt(self) -> bool:
+        """What users feel (`user_facing` in signals.yaml): a symptom, never what made it."""
+        sig = all_signals().get(self.signal)
+        return sig is not None and sig.user_facing is not None
+
+    @property
     def follows_work(self) -> bool:
         """What rises and falls with the work (a process's CPU, a batch's size)."""
         sig = all_signals().get(self.signal)

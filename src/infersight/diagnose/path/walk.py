@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from infersight.diagnose.path.change import Change
 from infersight.diagnose.path.reader import Reader
 from infersight.diagnose.path.relations.registry import relations
-from infersight.signals import all_signals
 
 Key = tuple[str, str, str]
 #: in a loop of changes that explain each other, which is read as its source: what a part was
@@ -230,8 +229,7 @@ def symptoms(r: Reader, least: float) -> list[Change]:
     the same way, so that where it began is named, never nothing."""
     out = []
     for c in r.changes:
-        sig = all_signals().get(c.signal)
-        if sig is None or sig.user_facing is None or c.kind in ("absent", "added"):
+        if not c.felt or c.kind in ("absent", "added"):
             continue
         # against the window's own first minutes alone, a change must be as strong as one
         # nobody felt to start a walk: a lab warming up wobbles that much
@@ -249,7 +247,7 @@ def symptoms(r: Reader, least: float) -> list[Change]:
         and c.score >= strong
         and c.kind not in ("trend", "added", "idle")
         and (c.is_effect or c.facet == "availability")
-        and not (c.facet == "saturation" and (s := all_signals().get(c.signal)) and s.load)
+        and not (c.facet == "saturation" and c.follows_work)
     ]
 
 
