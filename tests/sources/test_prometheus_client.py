@@ -88,6 +88,38 @@ def test_transient_status_exhausts_retries(status: int) -> None:
     assert f"HTTP {status}" in str(exc.value) and "busy" in str(exc.value)
 
 
+def test_an_endpoint_failing_every_request_is_not_retried_until_it_answers() -> None:
+    """After `broken_after` requests there failed with 5xx after every retry, the next get one try
+    each; a success brings the retries back, and another endpoint keeps its own count."""
+    healthy = threading.Event()
+
+    def reply(req: Request) -> Reply:
+        if req.path.endswith("/label/__name__/values"):
+            return ok(["up"])
+        if healthy.is_set():
+            return ok({"resultType": "vector", "result": []})
+        return 500, {"status": "error", "errorType": "internal", "error": "boom"}
+
+    with FakeServer(reply) as fake:
+        client = PrometheusClient(fake.url, broken_after=2, **FAST)  # type: ignore[arg-type]
+        for _ in range(2):
+            with pytest.raises(ServerError):
+                client.query("up", 1)
+        assert client.requests == 6
+        assert client.metric_names() == ["up"]  # another endpoint: its success resets nothing here
+        with pytest.raises(ServerError) as exc:
+            client.query("up", 1)
+        assert client.requests == 8 and "not retried, the last 2 requests there failed" in str(
+            exc.value
+        )
+        healthy.set()
+        assert client.query("up", 1) == []
+        healthy.clear()
+        with pytest.raises(ServerError):
+            client.query("up", 1)
+    assert client.requests == 9 + 3
+
+
 def test_bad_promql_is_not_retried_and_quotes_the_server() -> None:
     body = {
         "status": "error",

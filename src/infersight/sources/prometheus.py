@@ -11,7 +11,11 @@ Async inside (httpx), with a sync facade for the CLI:
 Long windows are split so that no request returns more than `max_points_per_query` points per
 series (Prometheus refuses more than 11,000); the chunks are stitched back on the same grid.
 Connection errors and 5xx/429 are retried with exponential backoff and jitter (a `Retry-After`
-on 429/503 is honoured when it fits the deadline); timeouts and other 4xx are not retried.
+on 429/503 is honoured when it fits the deadline); timeouts and other 4xx are not retried. Once
+`broken_after` requests to one endpoint in a row have failed with 5xx after every retry, that
+endpoint is taken to be broken rather than busy: later requests to it get one try each until one
+succeeds, so a command against a query engine that fails everything says so in seconds, not after
+retrying each of its queries.
 
 Deadlines are wall-clock: `timeout` bounds one HTTP request from sending to the last byte of the
 answer (a server that trickles its body still stops at it), and `deadline` bounds everything the
@@ -159,6 +163,7 @@ class PrometheusClient:
         max_concurrency: int = 8,
         retries: int = 3,
         backoff: float = 0.5,
+        broken_after: int = 3,
         max_points_per_query: int = PROMETHEUS_MAX_POINTS,
         limits: Limits | None = None,
     ) -> None:
@@ -183,6 +188,9 @@ class PrometheusClient:
         self.limits = limits or Limits()
         self.retries = max(0, retries)
         self.backoff = backoff
+        self.broken_after = max(1, broken_after)
+        #: per endpoint, requests that failed with 5xx after every retry since its last success
+        self._failed_in_a_row: dict[str, int] = {}
         self.max_concurrency = max(1, max_concurrency)
         self.max_points_per_query = max_points_per_query
         self.requests = 0  #: HTTP requests sent, retries included
@@ -283,7 +291,10 @@ class PrometheusClient:
             where = f"{self.url}{path}"
             last: SourceError | None = None
             wait = 0.0
-            for attempt in range(self.retries + 1):
+            failed = self._failed_in_a_row.get(path, 0)
+            broken = failed >= self.broken_after
+            failed_5xx = False
+            for attempt in range(1 if broken else self.retries + 1):
                 if attempt:
                     if wait > self.remaining():
                         assert last is not None
@@ -312,11 +323,15 @@ class PrometheusClient:
                         f"cannot reach {self.url}: {what} (after {attempt + 1} tries); {_HINT}"
                     )
                     wait = self._backoff(attempt)
+                    failed_5xx = False
                     continue
                 if r.status_code == 429 or r.status_code >= 500:
+                    failed_5xx = r.status_code >= 500
                     after = _retry_after(r) if r.status_code in (429, 503) else None
                     wait = self._backoff(attempt) if after is None else after
                     asked = f"; it asked to retry after {after:g} s" if after is not None else ""
+                    if broken:
+                        asked += f"; not retried, the last {failed} requests there failed"
                     last = ServerError(
                         f"{where} answered HTTP {r.status_code} (after {attempt + 1} tries"
                         f"{asked}): {_error_text(r)}"
@@ -324,8 +339,12 @@ class PrometheusClient:
                     if after is not None and after > min(self.remaining(), self.timeout):
                         raise last  # waiting would pass the deadline: say so now
                     continue
-                return _data(r, where, expr, self.limits.json_depth)
+                data = _data(r, where, expr, self.limits.json_depth)
+                self._failed_in_a_row[path] = 0
+                return data
             assert last is not None
+            if failed_5xx:
+                self._failed_in_a_row[path] = self._failed_in_a_row.get(path, 0) + 1
             raise last
 
     def _backoff(self, attempt: int) -> float:

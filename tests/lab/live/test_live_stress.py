@@ -41,7 +41,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[stack.Lab]:
 
 def test_clean_runs_are_the_same_and_a_fault_is_weaker(lab: stack.Lab) -> None:
     run(lab.gateway_url, "soak", users=3, duration_s=10)  # warm-up: first connections, cold caches
-    clean = [run(lab.gateway_url, "soak", users=3, duration_s=12) for _ in range(3)]
+    clean = [run(lab.gateway_url, "soak", users=3, duration_s=10) for _ in range(3)]
     for r in clean:
         assert r["total"]["requests"] > 0 and r["total"]["error_ratio"] == 0
     # the band is measured on all the clean runs (as `stress compare --band-from` takes them):
@@ -50,7 +50,7 @@ def test_clean_runs_are_the_same_and_a_fault_is_weaker(lab: stack.Lab) -> None:
     assert compare(clean[0], clean[2], band).verdict == "same"
     faults.inject(lab, "batch-delay", replica=0)
     try:
-        slow = run(lab.gateway_url, "soak", users=3, duration_s=12, prometheus=lab.prometheus_url)
+        slow = run(lab.gateway_url, "soak", users=3, duration_s=10, prometheus=lab.prometheus_url)
     finally:
         faults.clear(stack.Lab.load(lab.dir))
     result = compare(clean[0], slow, band)
