@@ -46,6 +46,17 @@ def test_three_exporters_of_one_node_meet_as_one_identity() -> None:
     assert res.frame.n == 11 and res.frame.start == T0 + 600
 
 
+def test_a_cpu_waiting_on_io_is_not_a_busy_cpu() -> None:
+    """iowait is idle time with I/O outstanding: a disk-bound host must not read as a busy CPU."""
+    store = RawStore()
+    for cpu in ("0", "1"):
+        counter(store, "node_cpu_seconds_total", 0.2, instance="h:9100", cpu=cpu, mode="idle")
+        counter(store, "node_cpu_seconds_total", 0.7, instance="h:9100", cpu=cpu, mode="iowait")
+        counter(store, "node_cpu_seconds_total", 0.1, instance="h:9100", cpu=cpu, mode="user")
+    res = run(store, "infra.cpu_util")
+    assert res.frame.get("infra.cpu_util").row("h")[-1] == pytest.approx(0.1)  # type: ignore[union-attr,index]
+
+
 def test_higher_priority_family_wins_per_identity() -> None:
     store = RawStore()
     # node-1 has both Triton (priority 10) and DCGM (priority 20) GPU utilisation
