@@ -38,6 +38,7 @@ REAL = re.compile(
     r"|CLOCKS_EVENT_REASONS|CLOCK_THROTTLE_REASONS|XID_ERRORS|ECC_DBE_VOL_TOTAL"
     r"|UNCORRECTABLE_REMAPPED_ROWS|PCIE_REPLAY_COUNTER)|DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"
     r"|dcgm_(gpu_utilization|fb_used|fb_free|gpu_temp|sm_clock|power_usage|xid_errors)"
+    r"|container_cpu_cfs_(periods|throttled_periods)_total"
     r"|node_(cpu_seconds_total|pressure_(cpu_waiting|memory_stalled|io_stalled)_seconds_total"
     r"|memory_(MemAvailable|MemTotal|SwapFree|SwapTotal)_bytes|vmstat_(pswpin|pgmajfault|oom_kill)"
     r"|netstat_(Tcp_RetransSegs|Tcp_OutSegs|TcpExt_ListenOverflows)"
