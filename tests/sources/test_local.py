@@ -57,6 +57,25 @@ def test_a_cpu_waiting_on_io_is_not_a_busy_cpu() -> None:
     assert res.frame.get("infra.cpu_util").row("h")[-1] == pytest.approx(0.1)  # type: ignore[union-attr,index]
 
 
+def test_throttling_is_read_per_container_and_never_from_the_pod_or_pause_cgroup() -> None:
+    """cAdvisor's CFS counters: the pod's own cgroup (container="") and the pause container
+    ("POD") are not the serving process; a container without a limit counts no periods."""
+    store = RawStore()
+    for container, periods, throttled in (("api", 10, 6), ("", 10, 9), ("POD", 10, 9)):
+        labels = {
+            "instance": "node-3:10250",
+            "namespace": "rag",
+            "pod": "api-7",
+            "container": container,
+        }
+        counter(store, "container_cpu_cfs_periods_total", periods, **labels)
+        counter(store, "container_cpu_cfs_throttled_periods_total", throttled, **labels)
+    res = run(store, "service.cpu_throttled_ratio")
+    s = res.frame.get("service.cpu_throttled_ratio")
+    assert s is not None and s.values[:, -1] == pytest.approx([0.6])
+    assert res.sources == {"service.cpu_throttled_ratio": "cadvisor"}
+
+
 def test_higher_priority_family_wins_per_identity() -> None:
     store = RawStore()
     # node-1 has both Triton (priority 10) and DCGM (priority 20) GPU utilisation
