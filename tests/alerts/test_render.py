@@ -54,7 +54,7 @@ def test_latency_slo_reads_the_histogram_bucket_at_the_threshold() -> None:
 
 
 def test_unknown_family_is_refused_with_the_known_ones() -> None:
-    with pytest.raises(UnknownFamilyError, match="nope; known: dcgm"):
+    with pytest.raises(UnknownFamilyError, match="nope; known: cadvisor, dcgm"):
         choose(load_catalog(), ["vllm", "nope"])
 
 
