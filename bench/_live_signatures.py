@@ -7,6 +7,12 @@ from __future__ import annotations
 #: Per fault: PromQL whose answer shows the fault in Prometheus, and what counts as seen.
 SIGNATURES: dict[str, tuple[str, str]] = {
     "api-pool-shrink": ('min(infersight_workers_limit{name="api_workers"})', "<= 1"),
+    # the share of the API's scheduler periods the kernel held it in (cAdvisor's names)
+    "api-cpu-limit": (
+        'sum(rate(container_cpu_cfs_throttled_periods_total{container="api"}[1m]))'
+        ' / sum(rate(container_cpu_cfs_periods_total{container="api"}[1m]))',
+        "> 0.25",
+    ),
     "api-gc-pressure": ('rate(infersight_gc_pause_seconds_total{node="api"}[1m])', "> 0.03"),
     "disk-pressure": ("max(rate(node_disk_io_time_seconds_total[1m]))", "> 0.2"),
     "batch-delay": ('max(infersight_batch_window_seconds{node="replica-{r}"})', ">= 0.2"),

@@ -15,6 +15,9 @@ HERE = Path(__file__).parent / "lab_incidents"
 #: bundle → (expected first root, where, roots that must not be named)
 CASES = {
     "api-pool-shrink": ("threadpool_too_small", "api", ("batching_delay",)),
+    # the API's CFS quota halved: the kernel held it in 40% of its periods, not 6%; its host's
+    # CPU waiting rose with it (throttled tasks wait), and no neighbour took the cores
+    "api-cpu-limit": ("cpu_limit_throttling", "api", ("host_cpu_contention",)),
     "cpu-hog": ("host_cpu_contention", "vector", ("vector_db_slow",)),
     "disk-pressure": ("log_disk_io", None, ()),
     "gpu-clock-drop": ("gpu_thermal_throttling", "replica-0", ("long_prefill_blocking",)),

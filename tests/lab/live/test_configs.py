@@ -10,7 +10,7 @@ from infersight.lab.live.configs import prometheus_yml
 
 
 def _ports(replicas: int) -> dict[str, int]:
-    names = ["haproxy_metrics", "api", "vector", "redis_exporter", "node_exporter"]
+    names = ["haproxy_metrics", "api", "vector", "redis_exporter", "node_exporter", "cadvisor"]
     names += [f"gpu-{i}" for i in range(replicas)]
     return {n: 20000 + k for k, n in enumerate(names)}
 
@@ -55,3 +55,16 @@ def test_a_real_engine_is_the_vllm_target_and_its_card_the_dcgm_target() -> None
     ]
     dcgm = _targets(cfg, "dcgm")
     assert dcgm == [(f"127.0.0.1:{ports[f'gpu-{i}']}", f"replica-{i}") for i in range(2)]
+
+
+def test_each_limited_part_is_read_from_its_own_path_under_its_host() -> None:
+    """One exporter, one path per part: the API's cgroup counters under `api`, each real
+    engine's under its replica, so a throttled container is read where its latency is."""
+    ports = _ports(2) | {"engine-0": 21000, "engine-1": 21001}
+    cfg = yaml.safe_load(prometheus_yml(ports, 2, [], real_engine=True))
+    jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
+    assert jobs["cadvisor-api"]["metrics_path"] == "/metrics/api"
+    assert _targets(cfg, "cadvisor-api") == [(f"127.0.0.1:{ports['cadvisor']}", "api")]
+    assert _targets(cfg, "cadvisor-engine-1") == [(f"127.0.0.1:{ports['cadvisor']}", "replica-1")]
+    standin = yaml.safe_load(prometheus_yml(_ports(2), 2, []))
+    assert not any(j["job_name"].startswith("cadvisor-engine") for j in standin["scrape_configs"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from infersight.lab.live import faults, stack
+from infersight.lab.live import cpu_limit, faults, stack
 from infersight.lab.live.procs import LabError, listening
 from infersight.lab.live.servers import ServerUnavailable
 from servers import require
@@ -84,6 +84,11 @@ def test_every_part_healthy_and_scraped(lab: stack.Lab) -> None:
     assert _until(lambda: {str(s["metric"]["job"]) for s in _query(lab, "up == 1")} >= jobs)  # type: ignore[index]
     # the catalog's HAProxy family finds its metrics in the real exporter's output
     assert _until(lambda: (_value(lab, "sum(haproxy_frontend_http_requests_total)") or 0) >= 6)
+    # the API runs under a CPU limit: the kernel counts its periods, read under cAdvisor's names
+    assert "CPU limit" in lab.api_cpu_limit
+    if cpu_limit.writable() is None:
+        periods = 'container_cpu_cfs_periods_total{job="cadvisor-api",node="api",container="api"}'
+        assert _until(lambda: (_value(lab, periods) or 0) > 0)
 
 
 def test_redis_maxmemory_cut_shows_evictions_then_clears(lab: stack.Lab) -> None:

@@ -91,6 +91,12 @@ def prometheus_yml(
     )
     lines += _job("vllm", engines)
     lines += _job("dcgm", gpus, "/dcgm/metrics")
+    # the kernel's CFS counters of each limited part, as the kubelet's cAdvisor gives them,
+    # one path per part, labelled with the part's host
+    limited = [("api", "api")]
+    limited += [(f"engine-{i}", f"replica-{i}") for i in range(replicas) if real_engine]
+    for part, host in limited:
+        lines += _job(f"cadvisor-{part}", [(ports["cadvisor"], host)], f"/metrics/{part}")
     return "\n".join(lines) + "\n"
 
 

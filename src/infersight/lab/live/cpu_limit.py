@@ -57,6 +57,11 @@ def _controller() -> tuple[Path, bool]:
     )
 
 
+def controller_root() -> Path:
+    """The folder the lab's limited groups are made in (raises CpuLimitUnavailable)."""
+    return _controller()[0]
+
+
 def limit(name: str, pids: list[int], cpus: float) -> CpuLimit:
     """Put `pids` (with their threads) in a new cgroup `name` limited to `cpus` CPUs."""
     if not 0.01 <= cpus <= 256:

@@ -111,6 +111,14 @@ FAULTS: dict[str, FaultSpec] = {
             True,
         ),
         FaultSpec(
+            "api-cpu-limit",
+            "api",
+            "the API container's CPU limit halved (its cgroup's CFS quota, from 0.1 to 0.05 CPU)",
+            ("cpu_limit_throttling",),
+            "service",
+            True,
+        ),
+        FaultSpec(
             "api-gc-pressure",
             "api",
             "1.5 M live objects in the API and cyclic garbage that outlives the young generations",

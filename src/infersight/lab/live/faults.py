@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from infersight import userfile
-from infersight.lab.live import engine_faults
+from infersight.lab.live import api_limit, cpu_limit, engine_faults
 from infersight.lab.live.fault_specs import FAULTS as FAULTS  # re-exported: the faults by name
 from infersight.lab.live.procs import LabError, Proc, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable, binary
@@ -140,6 +140,8 @@ def inject(
     elif name == "api-pool-shrink":
         params = {"workers": 1}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
+    elif name == "api-cpu-limit":
+        params = _set_api_limit(lab, api_limit.API_CPUS / api_limit.CUT)
     elif name == "api-gc-pressure":
         params = {"objects": 1_500_000}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
@@ -231,6 +233,8 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
             engine_faults.clear(lab, name, replica, a.get("params") or {}, _api_admin(lab))
         elif name in ("api-pool-shrink", "api-gc-pressure"):
             _admin(_part_url(lab, "api"), "/admin/clear")
+        elif name == "api-cpu-limit":
+            _set_api_limit(lab, api_limit.API_CPUS)
         elif name == "replica-kill":
             restart(lab, _serving(lab, replica))
         elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
@@ -248,6 +252,15 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
         cleared.append(entry)
     write_text(_active_path(lab), "[]\n")
     return cleared
+
+
+def _set_api_limit(lab: Lab, cpus: float) -> dict[str, Any]:
+    """The API's CFS quota set to `cpus` (its group was made by `lab up`)."""
+    try:
+        group = api_limit.set_limit(lab.dir, lab.part("api").pid, cpus)
+    except cpu_limit.CpuLimitUnavailable as exc:
+        raise LabError(f"api-cpu-limit: {exc}") from None
+    return {"cpus": cpus, "cgroup": str(group.path)}
 
 
 def _serving(lab: Lab, replica: int) -> str:

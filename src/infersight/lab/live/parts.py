@@ -111,8 +111,10 @@ def plan(
     ports: dict[str, int],
     engine: Engine | None = None,
     limits: ServeLimits | None = None,
+    cgroup_prefix: str = "infersight-lab-",
 ) -> list[tuple[Part, list[str]]]:
-    """Each part and its command line, in start order (dependencies first)."""
+    """Each part and its command line, in start order (dependencies first); `cgroup_prefix`
+    names the lab's CPU-limited groups (`api_limit.prefix`)."""
     P = ports
     u = "http://127.0.0.1:{}{}".format
     node_collectors = [
@@ -214,6 +216,16 @@ def plan(
                     else []
                 ),
             ),
+        ),
+        (
+            Part(
+                "cadvisor",
+                "exporter",
+                P["cadvisor"],
+                u(P["cadvisor"], "/health"),
+                u(P["cadvisor"], "/metrics/api"),
+            ),
+            _python("cgroup_exporter", "--port", str(P["cadvisor"]), "--prefix", cgroup_prefix),
         ),
         (
             Part(

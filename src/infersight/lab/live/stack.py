@@ -22,7 +22,7 @@ import httpx
 
 from infersight import userfile
 from infersight.lab.engine import Engine, ServeLimits
-from infersight.lab.live import configs
+from infersight.lab.live import api_limit, configs
 from infersight.lab.live.parts import Part, lab_binary, plan
 from infersight.lab.live.procs import LabError, Proc, listening, spawn, stop
 from infersight.lab.live.servers import ServerUnavailable
@@ -64,6 +64,8 @@ class Lab:
     engine: str = STANDIN
     #: where the real engine is installed ("" for the stand-in)
     engine_dir: str = ""
+    #: the API's CPU limit, or why it has none (`api_limit.place`)
+    api_cpu_limit: str = ""
 
     @property
     def real_engine(self) -> bool:
@@ -94,6 +96,7 @@ class Lab:
             "started_at": self.started_at,
             "engine": self.engine,
             "engine_dir": self.engine_dir,
+            "api_cpu_limit": self.api_cpu_limit,
             "gateway": self.gateway_url,
             "prometheus": self.prometheus_url,
             "parts": [p.to_dict() for p in self.parts],
@@ -119,6 +122,7 @@ class Lab:
                 started_at=float(raw.get("started_at", 0.0)),
                 engine=str(raw.get("engine", STANDIN)),
                 engine_dir=str(raw.get("engine_dir", "")),
+                api_cpu_limit=str(raw.get("api_cpu_limit", "")),
             )
         except userfile.UserFileError as exc:
             raise LabError(str(exc)) from None
@@ -290,6 +294,7 @@ def up(
         "redis",
         "redis_exporter",
         "node_exporter",
+        "cadvisor",
         "prometheus",
         *(f"gpu-{i}" for i in range(replicas)),
         *(f"link-{i}" for i in range(replicas)),
@@ -315,7 +320,9 @@ def up(
         engine_dir=str(engine.dir) if engine is not None else "",
     )
     try:
-        for spec, argv in plan(lab_dir, replicas, ports, engine, limits):
+        for spec, argv in plan(
+            lab_dir, replicas, ports, engine, limits, cgroup_prefix=api_limit.prefix(lab_dir)
+        ):
             progress(f"starting {spec.name} on 127.0.0.1:{spec.port}")
             log = lab_dir / "logs" / f"{spec.name}.log"
             proc = spawn(spec.name, argv, log, lab_dir)
@@ -326,6 +333,10 @@ def up(
                 progress(f"{part.name}: vLLM loads its model (about 30 s)")
             wait = max(ready_timeout, ENGINE_READY_TIMEOUT_S) if part.kind == "engine" else None
             _wait_ready(part, proc, log, wait or ready_timeout)
+            if part.name == "api":
+                lab.api_cpu_limit = api_limit.place(lab_dir, part.pid)
+                lab.save()
+                progress(lab.api_cpu_limit)
         # Ready means served end to end: HAProxy has seen the API and a replica pass a check.
         progress("waiting for the gateway's health checks")
         for url in (f"{lab.gateway_url}/health", f"http://127.0.0.1:{ports['llm']}/health"):
@@ -347,6 +358,7 @@ def down(lab_dir: Path, lab: Lab | None = None) -> list[str]:
         raise LabError(f"could not stop {', '.join(survivors)}; their pids are in {lab_dir}/pids")
     for pidfile in (lab_dir / "pids").glob("*.pid"):
         pidfile.unlink(missing_ok=True)
+    api_limit.release(lab_dir)
     (lab_dir / STATE).unlink(missing_ok=True)
     return alive
 
