@@ -55,9 +55,11 @@ def _redis_info_field(port: int, field: str) -> int:
     raise LabError(f"redis INFO has no {field}")
 
 
-def _admin(url: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def _admin(
+    url: str, path: str, body: dict[str, Any] | None = None, timeout: float = 5.0
+) -> dict[str, Any]:
     try:
-        with httpx.Client(timeout=5.0, trust_env=False) as http:
+        with httpx.Client(timeout=timeout, trust_env=False) as http:
             r = http.post(url + path, json=body or {})
     except httpx.HTTPError as exc:
         raise LabError(f"{url} did not answer: {type(exc).__name__}") from None
@@ -144,7 +146,9 @@ def inject(
         params = _set_api_limit(lab, api_limit.API_CPUS / api_limit.CUT)
     elif name == "api-gc-pressure":
         params = {"objects": 1_500_000}
-        _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
+        # the API builds the heap itself, under its CPU limit: seconds of CPU at a tenth of a core
+        body = {"name": name, "params": params}
+        _admin(_part_url(lab, "api"), "/admin/fault", body, timeout=120.0)
     elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):
         _admin(_part_url(lab, gpu), "/admin/fault", {"name": name, "params": params})
     elif name == "replica-kill":
