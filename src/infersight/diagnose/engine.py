@@ -76,13 +76,25 @@ def _tolerated(ctx: Context, rule: Rule) -> frozenset[str]:
     return absent
 
 
+def _unmet(ctx: Context, rule: Rule) -> bool:
+    """Whether the data lacks every alternative of one of the rule's `requires`: the rule
+    cannot be judged, and a refute on other signals does not rule it out (a throttling rule is
+    not ruled out where no throttling figure is scraped)."""
+    if not rule.requires:
+        return False
+    absent = [s for s in rule.condition_signals() if not ctx.instances_of(s)]
+    return bool(rule.unobservable(absent))
+
+
 def _try(ctx: Context, rule: Rule) -> _Tried:
     c = eval_group(ctx, rule.confirm, tolerated=_tolerated(ctx, rule))
     r = None
     if rule.refute is not None:
         r = eval_group(ctx, rule.refute, c.instances or None, refuting=True)
     verdict: Verdict
-    if r is not None and r.truth is True:
+    if c.truth is not True and _unmet(ctx, rule):
+        verdict = "inconclusive"
+    elif r is not None and r.truth is True:
         verdict = "refuted"
     elif c.truth is True:
         verdict = "confirmed"
