@@ -184,6 +184,7 @@ def run(args: argparse.Namespace) -> list[Row]:
         args.replicas,
         progress=lambda m: print("·", m, flush=True),
         engine=find() if args.engine == "vllm" else None,
+        api_cpus=args.api_cpus,
     )
     holds = {n: max(float(args.hold), faults.FAULTS[n].min_hold_s) for n in args.faults}
     # the load outlives every fault (a redeploy takes minutes under it); it is stopped at the end
@@ -328,6 +329,12 @@ def main() -> None:
     p.add_argument("--replicas", type=int, default=2)
     p.add_argument("--replica", type=int, default=0)
     p.add_argument("--rate", type=float, default=6.0)
+    p.add_argument(
+        "--api-cpus",
+        type=float,
+        default=1.0,
+        help="lab up's --api-cpus: the API's CPU limit (0.1 binds at 6 requests/s)",
+    )
     p.add_argument("--warmup", type=int, default=150)
     p.add_argument("--hold", type=int, default=90)
     p.add_argument("--recover", type=int, default=45)

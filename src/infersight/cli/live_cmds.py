@@ -72,6 +72,17 @@ def up(
             "--engine-dir", help="Where `lab engine setup` put the engine.", show_default=False
         ),
     ] = None,
+    api_cpus: Annotated[
+        float,
+        typer.Option(
+            "--api-cpus",
+            min=0.01,
+            max=256,
+            help="The API's container CPU limit (a cgroup CFS quota; needs root). The default "
+            "never binds; 0.1 binds at 6 requests/s, so that `lab fault api-cpu-limit` (the "
+            "limit halved) throttles it.",
+        ),
+    ] = 1.0,
     lab_dir: DirOpt = DEFAULT_DIR,
     fmt: FormatOpt = "table",
     as_json: JsonAliasOpt = False,
@@ -96,6 +107,7 @@ def up(
                 None if as_json else err_console.print(f"[dim]· {markup_safe(m)}[/]")
             ),
             engine=real,
+            api_cpus=api_cpus,
         )
     except _errors() as exc:
         fail(str(exc))

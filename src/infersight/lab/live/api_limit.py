@@ -12,11 +12,15 @@ from pathlib import Path
 
 from infersight.lab.live import cpu_limit
 
-#: the API's limit: a tenth of a core, about three times what it uses at the lab's 6 requests/s
-#: (0.03 cores); measured here, the kernel held it in 3% of its periods at 0.1 CPU, 39% at 0.05
-#: and 73% at 0.025
-API_CPUS = 0.1
-#: what `api-cpu-limit` divides it by: the limit halved
+#: the API's limit by default: a whole core, which the lab's load and its capacity sweeps never
+#: reach (the API uses 0.03 cores at 6 requests/s), so the kernel counts its periods from the
+#: start and holds it in none
+API_CPUS = 1.0
+#: a limit that binds at the lab's 6 requests/s (`lab up --api-cpus 0.1`), about three times what
+#: the API uses: measured here, the kernel held it in 3% of its periods at 0.1 CPU, 39% at 0.05
+#: and 73% at 0.025, so halving it throttles
+BINDING_CPUS = 0.1
+#: what `api-cpu-limit` divides the lab's limit by: halved
 CUT = 2.0
 
 

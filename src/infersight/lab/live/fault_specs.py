@@ -113,7 +113,7 @@ FAULTS: dict[str, FaultSpec] = {
         FaultSpec(
             "api-cpu-limit",
             "api",
-            "the API container's CPU limit halved (its cgroup's CFS quota, from 0.1 to 0.05 CPU)",
+            "the API's container CPU limit halved (a CFS quota; binding from --api-cpus 0.1)",
             ("cpu_limit_throttling",),
             "service",
             True,

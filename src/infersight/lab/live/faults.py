@@ -143,7 +143,7 @@ def inject(
         params = {"workers": 1}
         _admin(_part_url(lab, "api"), "/admin/fault", {"name": name, "params": params})
     elif name == "api-cpu-limit":
-        params = _set_api_limit(lab, api_limit.API_CPUS / api_limit.CUT)
+        params = _set_api_limit(lab, lab.api_cpus / api_limit.CUT)
     elif name == "api-gc-pressure":
         params = {"objects": 1_500_000}
         # the API builds the heap itself, under its CPU limit: seconds of CPU at a tenth of a core
@@ -238,7 +238,7 @@ def clear(lab: Lab) -> list[dict[str, Any]]:
         elif name in ("api-pool-shrink", "api-gc-pressure"):
             _admin(_part_url(lab, "api"), "/admin/clear")
         elif name == "api-cpu-limit":
-            _set_api_limit(lab, api_limit.API_CPUS)
+            _set_api_limit(lab, lab.api_cpus)
         elif name == "replica-kill":
             restart(lab, _serving(lab, replica))
         elif name in ("batch-delay", "gpu-clock-drop", "gpu-xid", "gpu-vram-leak"):

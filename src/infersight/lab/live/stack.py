@@ -66,6 +66,8 @@ class Lab:
     engine_dir: str = ""
     #: the API's CPU limit, or why it has none (`api_limit.place`)
     api_cpu_limit: str = ""
+    #: the API's limit in CPUs as `lab up` set it (what `api-cpu-limit` halves and clear restores)
+    api_cpus: float = api_limit.API_CPUS
 
     @property
     def real_engine(self) -> bool:
@@ -97,6 +99,7 @@ class Lab:
             "engine": self.engine,
             "engine_dir": self.engine_dir,
             "api_cpu_limit": self.api_cpu_limit,
+            "api_cpus": self.api_cpus,
             "gateway": self.gateway_url,
             "prometheus": self.prometheus_url,
             "parts": [p.to_dict() for p in self.parts],
@@ -123,6 +126,7 @@ class Lab:
                 engine=str(raw.get("engine", STANDIN)),
                 engine_dir=str(raw.get("engine_dir", "")),
                 api_cpu_limit=str(raw.get("api_cpu_limit", "")),
+                api_cpus=float(raw.get("api_cpus", api_limit.API_CPUS)),
             )
         except userfile.UserFileError as exc:
             raise LabError(str(exc)) from None
@@ -268,9 +272,11 @@ def up(
     ready_timeout: float = READY_TIMEOUT_S,
     engine: Engine | None = None,
     limits: ServeLimits | None = None,
+    api_cpus: float = api_limit.API_CPUS,
 ) -> Lab:
     """Start the stack in `lab_dir`; on any failure stop what was started and raise. With an
-    `engine`, each replica is a real vLLM process (`limits` its settings) and a modelled card."""
+    `engine`, each replica is a real vLLM process (`limits` its settings) and a modelled card;
+    the API runs under a CPU limit of `api_cpus`."""
     # the children run in the folder and are handed paths inside it: a relative one would be
     # read from there (Redis looked for lab/lab/redis)
     lab_dir = lab_dir.absolute()
@@ -318,6 +324,7 @@ def up(
         started_at=time.time(),
         engine=kind,
         engine_dir=str(engine.dir) if engine is not None else "",
+        api_cpus=api_cpus,
     )
     try:
         for spec, argv in plan(
@@ -334,7 +341,7 @@ def up(
             wait = max(ready_timeout, ENGINE_READY_TIMEOUT_S) if part.kind == "engine" else None
             _wait_ready(part, proc, log, wait or ready_timeout)
             if part.name == "api":
-                lab.api_cpu_limit = api_limit.place(lab_dir, part.pid)
+                lab.api_cpu_limit = api_limit.place(lab_dir, part.pid, api_cpus)
                 lab.save()
                 progress(lab.api_cpu_limit)
         # Ready means served end to end: HAProxy has seen the API and a replica pass a check.
