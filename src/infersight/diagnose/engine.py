@@ -64,35 +64,21 @@ def _cut(frame: MetricFrame, at: float | None) -> MetricFrame:
     return MetricFrame(frame.start, frame.step, n, series)
 
 
-def _tolerated(ctx: Context, rule: Rule) -> frozenset[str]:
-    """The rule's condition signals the data lacks altogether, when everything it `requires`
-    is there: predictions on them are gaps, not vetoes. A rule that declares nothing required
-    needs all it reads (none tolerated); one whose requirement is unmet stays undecidable."""
-    if not rule.requires:
-        return frozenset()
-    absent = frozenset(s for s in rule.condition_signals() if not ctx.instances_of(s))
-    if rule.unobservable(absent):
-        return frozenset()
-    return absent
-
-
-def _unmet(ctx: Context, rule: Rule) -> bool:
-    """Whether the data lacks every alternative of one of the rule's `requires`: the rule
-    cannot be judged, and a refute on other signals does not rule it out (a throttling rule is
-    not ruled out where no throttling figure is scraped)."""
-    if not rule.requires:
-        return False
-    absent = [s for s in rule.condition_signals() if not ctx.instances_of(s)]
-    return bool(rule.unobservable(absent))
-
-
 def _try(ctx: Context, rule: Rule) -> _Tried:
-    c = eval_group(ctx, rule.confirm, tolerated=_tolerated(ctx, rule))
+    # the condition signals the data lacks altogether. With everything the rule `requires`
+    # there, predictions on them are gaps, not vetoes; with a requirement unmet the rule cannot
+    # be judged, and a refute on other signals does not rule it out (a throttling rule is not
+    # ruled out where no throttling figure is scraped). A rule that declares nothing required
+    # needs all it reads.
+    absent = frozenset(s for s in rule.condition_signals() if not ctx.instances_of(s))
+    unmet = bool(rule.requires) and bool(rule.unobservable(absent))
+    tolerated = absent if rule.requires and not unmet else frozenset()
+    c = eval_group(ctx, rule.confirm, tolerated=tolerated)
     r = None
     if rule.refute is not None:
         r = eval_group(ctx, rule.refute, c.instances or None, refuting=True)
     verdict: Verdict
-    if c.truth is not True and _unmet(ctx, rule):
+    if c.truth is not True and unmet:
         verdict = "inconclusive"
     elif r is not None and r.truth is True:
         verdict = "refuted"
