@@ -50,7 +50,7 @@ _FACETS = set(Facet.__args__)  # type: ignore[attr-defined]
 _FIELDS = {
     "unit", "bad", "combine", "description", "seed",
     "measured_at", "abs_floor", "trend", "load", "demand", "rides_bursts",
-    "user_facing", "part", "facet", "answers", "independent", "at_once",
+    "user_facing", "part", "facet", "answers", "independent", "at_once", "event",
 }  # fmt: skip
 
 
@@ -82,6 +82,9 @@ class Signal:
     independent: bool = False
     #: counts what happens at one moment, not a rate: a burst an average rate hides
     at_once: bool = False
+    #: counts events that are over once counted (a restart, an OOM kill): what they did to the
+    #: users is the incident, and a window where nobody felt them is not one
+    event: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +149,7 @@ def _parse(raw: dict[str, Any]) -> dict[str, Signal]:
                 answers=bool(spec.get("answers", False)),
                 independent=bool(spec.get("independent", False)),
                 at_once=bool(spec.get("at_once", False)),
+                event=bool(spec.get("event", False)),
             )
     return signals
 
@@ -176,3 +180,9 @@ def answering() -> tuple[str, ...]:
 
 def signals_in(layer: Layer) -> list[Signal]:
     return [s for s in all_signals().values() if s.layer is layer]
+
+
+def is_event(name: str) -> bool:
+    """Whether a signal counts events that are over once counted (`event` in signals.yaml)."""
+    sig = all_signals().get(name)
+    return sig is not None and sig.event

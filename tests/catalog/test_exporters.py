@@ -39,6 +39,8 @@ REAL = re.compile(
     r"|UNCORRECTABLE_REMAPPED_ROWS|PCIE_REPLAY_COUNTER)|DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"
     r"|dcgm_(gpu_utilization|fb_used|fb_free|gpu_temp|sm_clock|power_usage|xid_errors)"
     r"|container_cpu_cfs_(periods|throttled_periods)_total"
+    r"|kube_pod_(info|start_time|status_ready|status_phase"
+    r"|container_status_(restarts_total|last_terminated_reason))"
     r"|node_(cpu_seconds_total|pressure_(cpu_waiting|memory_stalled|io_stalled)_seconds_total"
     r"|memory_(MemAvailable|MemTotal|SwapFree|SwapTotal)_bytes|vmstat_(pswpin|pgmajfault|oom_kill)"
     r"|netstat_(Tcp_RetransSegs|Tcp_OutSegs|TcpExt_ListenOverflows)"

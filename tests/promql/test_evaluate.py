@@ -175,3 +175,18 @@ def test_histogram_quantile_with_a_bucket_absent_at_some_points() -> None:
     rows = np.array([[10.0, 10.0], [20.0, np.nan], [20.0, 20.0]])
     got = histogram_quantile(0.75, ["0.1", "1", "+Inf"], rows)
     np.testing.assert_allclose(got, [0.55, 0.1])  # at point 1 only 0.1 and +Inf are present
+
+
+def test_time_is_each_points_evaluation_time() -> None:
+    s = store_of(
+        ("kube_pod_start_time", {"pod": "old"}, [240.0, 300.0, 360.0], [-1e6] * 3),
+        ("kube_pod_start_time", {"pod": "new"}, [240.0, 300.0, 360.0], [200.0] * 3),
+    )
+    got = ev("(time() - kube_pod_start_time) < bool 900", s, start=240.0, n=3)
+    assert got[(("pod", "new"),)].tolist() == [1.0, 1.0, 1.0]
+    assert got[(("pod", "old"),)].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_series_without_samples_is_not_stored() -> None:
+    s = store_of(("x", {"i": "a"}, [], []), ("x", {"i": "b"}, [1.0], [2.0]))
+    assert [r.label_map for r in s.series("x")] == [{"i": "b"}]

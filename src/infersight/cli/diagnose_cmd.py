@@ -248,6 +248,8 @@ def diagnose(
         diagnosis = coverage.unjudged(inputs.windows, cov, inputs.missing, inputs.source)
     # the reports quote the queries the data came from, not the catalog's first mapping
     diagnosis = replace(diagnosis, queries_run=inputs.queries)
+    if inputs.pods or inputs.changes:  # on Kubernetes: what changed, and which pods ran where
+        diagnosis = replace(diagnosis, cluster_changes=inputs.changes, pods=inputs.pods.to_dict())
     links = Links(
         _ui_url(prometheus_ui or prometheus or inputs.source.get("url")),
         _ui_url(grafana_url),

@@ -23,11 +23,14 @@ from infersight.cli.common import (
 )
 from infersight.cli.connection import Connection
 from infersight.frame import MetricFrame
+from infersight.kube.changes import ClusterChange
+from infersight.kube.pods import PodMap
 from infersight.provenance import QueryRun
 from infersight.timeparse import iso, parse_duration, parse_time, promql_duration
 from infersight.windows import DEFAULT_BASELINES, INCIDENT, baseline_name
 
 if TYPE_CHECKING:
+    from infersight.bundle import Bundle
     from infersight.coverage import Coverage
     from infersight.exporters import Catalog
     from infersight.sources.prometheus import PrometheusClient
@@ -145,6 +148,9 @@ class Inputs:
     queries: tuple[QueryRun, ...] = ()
     #: why the window holds nothing when the server holds data at other times ("" otherwise)
     empty: str = ""
+    #: the pods kube-state-metrics placed on nodes, and what changed in the cluster
+    pods: PodMap = field(default_factory=PodMap)
+    changes: tuple[ClusterChange, ...] = ()
 
 
 def coverage_of(inputs: Inputs) -> Coverage:
@@ -241,9 +247,11 @@ def gather(
                 f"{iso(frame.start)} → {iso(frame.end)}",
                 EXIT_USAGE,
             )
+        pods, changes = _bundled_cluster(b)
         return Inputs(
-            readable_windows(b.windows), dict(b.manifest.source), dict(b.missing), at_s, b.runs
-        )
+            readable_windows(b.windows), dict(b.manifest.source), dict(b.missing), at_s, b.runs,
+            "", pods, changes,
+        )  # fmt: skip
     assert conn is not None
     from infersight.exporters import load_catalog
     from infersight.sources.errors import SourceError
@@ -271,6 +279,7 @@ def gather(
     empty = ""
     if not pulled.windows[INCIDENT].signals and not pulled.reports[INCIDENT]["attempted"]:
         empty = data_elsewhere(client, catalog, end - length, end)
+    changes = cluster_changes(client, end - length, end, step_s, pulled.pods)
     return Inputs(
         readable_windows(pulled.windows),
         source,
@@ -278,7 +287,40 @@ def gather(
         at_s,
         pulled.runs.get(INCIDENT, ()),
         empty,
+        pulled.pods,
+        changes,
     )
+
+
+def cluster_changes(
+    client: PrometheusClient, start: float, end: float, step: float, pods: PodMap
+) -> tuple[ClusterChange, ...]:
+    """What changed in the cluster in the window; where it cannot be read, one line says why
+    and the report has no such section (never an empty one that reads as "nothing changed")."""
+    from infersight.kube.read import from_prometheus
+    from infersight.sources.errors import SourceError
+
+    try:
+        return tuple(from_prometheus(client, start, end, step, pods))
+    except SourceError as exc:
+        err_console.print(
+            f"[yellow]note:[/] the cluster's changes could not be read: {markup_safe(str(exc))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return ()
+
+
+def _bundled_cluster(b: Bundle) -> tuple[PodMap, tuple[ClusterChange, ...]]:
+    """The cluster record a bundle holds (none: no pods, no changes)."""
+    from infersight.kube.artifact import ARTIFACT, from_artifact
+
+    if ARTIFACT not in b.artifact_names():
+        return PodMap(), ()
+    try:
+        return from_artifact(b.read_artifact(ARTIFACT))
+    except ValueError as exc:
+        fail(f"{b.path}: {exc}")
 
 
 def readable_windows(windows: Mapping[str, MetricFrame]) -> dict[str, MetricFrame]:
@@ -301,6 +343,7 @@ class Pulled:
     #: per window kept: the queries its series came from (`PullResult.runs`)
     runs: dict[str, tuple[QueryRun, ...]] = field(default_factory=dict)
     families: tuple[str, ...] = ()  # the exporter families that fed the incident window
+    pods: PodMap = field(default_factory=PodMap)  # placed in the incident window
 
 
 def pull_windows(
@@ -326,6 +369,7 @@ def pull_windows(
     missing: dict[str, str] = {}
     runs: dict[str, tuple[QueryRun, ...]] = {}
     families: tuple[str, ...] = ()
+    pods = PodMap()
     for name, shift in [(INCIDENT, 0.0), *((baseline_name(s), s) for s in shifts)]:
         with progress_bar(f"pulling {name}", enabled=not quiet) as update:
             res = pull(
@@ -337,7 +381,8 @@ def pull_windows(
             windows[name], missing = res.frame, dict(res.missing)
             runs[name] = res.runs
             families = tuple(res.families)
+            pods = res.pods
         elif res.frame.signals:
             windows[name] = res.frame
             runs[name] = res.runs
-    return Pulled(windows, missing, reports, runs, families)
+    return Pulled(windows, missing, reports, runs, families, pods)

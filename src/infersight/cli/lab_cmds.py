@@ -27,7 +27,9 @@ app = typer.Typer(
 
 DIALECT_HELP = (
     "How the run is exposed: `canonical` (the model's own signals), or an exporter dialect "
-    "mapped back through the catalog as real users' data would be: vllm, triton, tgi, native."
+    "mapped back through the catalog as real users' data would be: vllm, triton, tgi, native; "
+    "or `kubernetes`: the vLLM fleet as pods, scraped by the Prometheus Operator, with "
+    "kube-state-metrics."
 )
 
 

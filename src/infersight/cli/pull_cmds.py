@@ -31,7 +31,14 @@ from infersight.cli.connection import (
     PrometheusOpt,
     TimeoutOpt,
 )
-from infersight.cli.inputs import AT_HELP, check_grid, data_elsewhere, parse_at, pull_windows
+from infersight.cli.inputs import (
+    AT_HELP,
+    check_grid,
+    cluster_changes,
+    data_elsewhere,
+    parse_at,
+    pull_windows,
+)
 from infersight.exporters import load_catalog
 from infersight.timeparse import iso, parse_duration, promql_duration
 from infersight.windows import INCIDENT
@@ -193,6 +200,7 @@ def pull(
     """
     as_json = wants_json(fmt, as_json)
     from infersight.bundle import BundleError, check_target, write_bundle
+    from infersight.kube.artifact import ARTIFACT, to_artifact
 
     try:
         length = parse_duration(since if since is not None else window)
@@ -236,9 +244,12 @@ def pull(
     source = {"kind": "prometheus", "url": conn.url, "rate_window": rate_window}
     if pulled.families:  # what the stack is made of: the runbooks are chosen for it
         source["families"] = ",".join(pulled.families)
+    changes = cluster_changes(client, start, end, step_s, pulled.pods)
+    artifacts = {ARTIFACT: to_artifact(pulled.pods, changes)} if pulled.pods or changes else None
     path = write_bundle(
-        out, windows, source, missing=missing, overwrite=overwrite, queries=pulled.runs
-    )
+        out, windows, source, missing=missing, artifacts=artifacts, overwrite=overwrite,
+        queries=pulled.runs,
+    )  # fmt: skip
     if as_json:
         print_json({"bundle": str(path), "windows": report})
         return

@@ -44,6 +44,7 @@ from infersight.diagnose.summary import next_actions, summarize
 from infersight.frame import MetricFrame, SignalSeries
 from infersight.grounds import changed_within
 from infersight.readings import readable
+from infersight.signals import is_event
 
 INCIDENT = "incident"
 
@@ -313,8 +314,11 @@ def diagnose(
     hyps = tuple(results[t.rule.id] for t in tried) + tuple(
         results[rc.hypothesis] for rc in roots if rc.unnamed
     )
+    # an event nobody felt (a rollout's restarts) is over: listed, not an unhealthy window
     healthy = (
-        not confirmed and not roots and not any(c.score >= cfg.unhealthy_shift for c in changes)
+        not confirmed
+        and not roots
+        and not any(c.score >= cfg.unhealthy_shift and not is_event(c.signal) for c in changes)
     )
     missing = _missing(hyps)
     unchecked = _unchecked(kb, hyps, [r.hypothesis for r in roots], confirmed, graph)

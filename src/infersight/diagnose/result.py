@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from infersight.kube.changes import ClusterChange
 from infersight.provenance import QueryRun
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: versions `from_dict` reads (1 had no `unchecked_causes`, 2 no `refute_undecided`, 3 no
 #: `judged` nor `coverage`, 4 no `unchecked_predictions`, 5 no root's place on the path, 6 no
 #: root's `raw_confidence`, 7 no `queries_run`, 8 no root's `direct`)
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -147,6 +148,10 @@ class Diagnosis:
     #: the queries the incident window's series came from, as sent (`provenance.QueryRun`);
     #: () when the data came from no query (a simulator's signals, an older bundle)
     queries_run: tuple[QueryRun, ...] = ()
+    #: what changed in the cluster in the window (`kube/changes.py`); () off Kubernetes
+    cluster_changes: tuple[ClusterChange, ...] = ()
+    #: the pods placed on nodes in the window, by name (`PodMap.to_dict`); {} off Kubernetes
+    pods: dict[str, dict[str, Any]] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def hypothesis(self, hid: str) -> HypothesisResult | None:
@@ -163,7 +168,7 @@ class Diagnosis:
         """The diagnosis from its JSON form; older documents are read as this version (no
         unchecked causes in version 1, no undecided refutes before version 3; before version 4 a
         diagnosis was taken as judged, its coverage unrecorded; before version 8 the queries
-        that ran were not recorded)."""
+        that ran were not recorded; before version 10 no cluster changes or pods)."""
         if data.get("schema_version") not in READABLE_VERSIONS:
             raise ValueError(
                 f"diagnosis schema version {data.get('schema_version')!r} is not one of "
@@ -217,4 +222,8 @@ class Diagnosis:
                 for c in data.get("coverage", [])
             ),
             queries_run=tuple(QueryRun(**q) for q in data.get("queries_run", [])),
+            cluster_changes=tuple(
+                ClusterChange.from_dict(c) for c in data.get("cluster_changes", [])
+            ),
+            pods={k: dict(v) for k, v in data.get("pods", {}).items()},
         )

@@ -12,6 +12,7 @@ from infersight.diagnose.fallback import unexplained
 from infersight.diagnose.kb import Rule
 from infersight.diagnose.path import Change, Walk
 from infersight.diagnose.result import HypothesisResult
+from infersight.signals import is_event
 
 
 def felt(
@@ -59,12 +60,13 @@ def unsettled(
     one (`DiagnoseConfig.unhealthy_shift`): a climb nobody felt yet is still walked to where
     it began, so a window that is not healthy always names a place, never nothing. A slow
     climb alone is not one of them: it is no incident until it nears a limit, which is the
-    forecasts' to judge (a fleet's memory 3% up over the day is a steep shift on a flat line)."""
+    forecasts' to judge (a fleet's memory 3% up over the day is a steep shift on a flat line).
+    Nor is an event nobody felt (a routine rollout's restarts): it is over."""
     explained = {(e.signal, e.instance) for rid in confirmed for e in results[rid].evidence}
     strong = {
         (u.signal, u.instance)
         for u in unexplained(ctx, det.anomalies, explained)
-        if u.score >= ctx.config.unhealthy_shift
+        if u.score >= ctx.config.unhealthy_shift and not is_event(u.signal)
     }
     return [
         c

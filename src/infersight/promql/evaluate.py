@@ -181,6 +181,8 @@ def _call(call: Call, ctx: _Ctx) -> _Value:
             )
             for key, rows in groups.items()
         ]
+    if f == "time":
+        return _Scalar(ctx.times.astype(np.float64))
     if f == "label_replace":
         return _label_replace(_vector(_eval(call.args[0], ctx), f), call.args[1:])
     if f in ELEMENTWISE:

@@ -44,6 +44,9 @@ FUNCTIONS: dict[str, tuple[str, ...]] = {
     # (vector, destination label, replacement, source label, regex): identity from another
     # label, e.g. a gateway's per-server figures keyed by the server's name
     "label_replace": ("v", "q", "q", "q", "q"),
+    # the evaluation time of each point, in seconds since the epoch: an age from a timestamp
+    # a series holds (`time() - kube_pod_start_time`)
+    "time": (),
 }
 
 _TOKEN = re.compile(

@@ -20,6 +20,7 @@ from infersight.diagnose.result import (
     RootCause,
     UnexplainedChange,
 )
+from infersight.report.cluster import at_root, pods_on
 from infersight.report.consequences import attribute, earliest_onset
 from infersight.report.pathwords import path_line, piled_up
 from infersight.report.seen_before import PastIncident
@@ -73,6 +74,9 @@ class RootLine:
     #: the stack the runbook was chosen for and why, or why none could be ("" when it runs
     #: anywhere)
     runbook_note: str = ""
+    #: on Kubernetes: the pods that ran on its nodes, and what changed there around its onset
+    pods: str = ""
+    cluster: tuple[str, ...] = ()
 
     @property
     def what(self) -> str:
@@ -272,6 +276,8 @@ def first_screen(d: Diagnosis) -> FirstScreen:
                 also_seen=also_seen_lines(seen.get(r.id, ())),
                 path=path_line(rc, _lead(h), causes) if rc is not None else "",
                 piled_up=piled_up(rc) if rc is not None else "",
+                pods=pods_on(d, h.instances) if h is not None else "",
+                cluster=at_root(d, h),
             )
         )
     return FirstScreen(

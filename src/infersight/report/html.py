@@ -93,6 +93,24 @@ def _timeline(d: Diagnosis, windows: Mapping[str, MetricFrame] | None, ctx: Quer
     return render_timeline(d, windows, _query(ctx, f.signal) if f is not None else "")
 
 
+AT_ROOT = ' class="at-root"'
+
+
+def _cluster(v: ReportView) -> str:
+    if not v.cluster:
+        return ""
+    rows = "".join(
+        f"<tr{AT_ROOT if c.at_root else ''}><td>{_e(c.when)}</td>"
+        f"<td>{_e(c.subject)}</td><td>{_e(c.what)}</td><td>{_e(c.lasted)}</td></tr>"
+        for c in v.cluster
+    )
+    head = "<tr><th>When</th><th>What</th><th>Change</th><th>Lasted</th></tr>"
+    return (
+        '<section id="cluster"><h2>What changed in the cluster</h2>'
+        f"<table><thead>{head}</thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _scope(v: ReportView) -> str:
     cards = (
         "".join(
@@ -151,6 +169,11 @@ def _root(r: RootView, v: ReportView, line: RootLine | None = None) -> str:
     )
     if line is not None and line.path:
         out += f"<p class='path'><b>Path:</b> {_e(line.path)}</p>"
+    if line is not None and line.pods:
+        out += f"<p class='path'><b>Pods:</b> {_e(line.pods)}</p>"
+    if line is not None and line.cluster:
+        items = "".join(f"<li>{_e(c)}</li>" for c in line.cluster)
+        out += f"<div class='also'><b>Changed there</b><ul class='plain'>{items}</ul></div>"
     open_check = not_ruled_out(h) if h is not None else None
     if open_check:
         out += f"<p class='missing'><b>Not ruled out:</b> {_e(open_check)}</p>"
@@ -317,7 +340,7 @@ def render_html(
         body += [_root(r, v, lines.get(r.rank)) for r in v.roots]
         body.append("</section>")
     body.append(html_section(seen))
-    body += [_scope(v), _coverage(v)]
+    body += [_scope(v), _cluster(v), _coverage(v)]
     if v.roots:
         body.append(_steps(d, v, windows, ctx))
     body.append(

@@ -142,6 +142,7 @@ figcaption .query { font-weight:400; } figcaption details.promql { display:inlin
 td.reading { font-weight:700; color:var(--muted); }
 th.c-verdict { width:112px; } th.c-query { width:110px; }
 .also { margin-top:6px; font-size:13.5px; } .also b { color:var(--warn); }
+tr.at-root td { background:rgba(230,160,0,.12); }
 .missing { color:var(--warn); }
 footer { margin-top:36px; color:var(--muted); font-size:12px; }
 """

@@ -137,6 +137,17 @@ def _scope(v: ReportView) -> list[str]:
     return out
 
 
+def _cluster(v: ReportView) -> list[str]:
+    if not v.cluster:
+        return []
+    out = ["## What changed in the cluster", "", "| When | What | Change | Lasted |"]
+    out.append("|---|---|---|---|")
+    for c in v.cluster:
+        mark = " (at a root)" if c.at_root else ""
+        out.append(f"| {md(c.when)}{mark} | {md(c.subject)} | {md(c.what)} | {md(c.lasted)} |")
+    return [*out, ""]
+
+
 def _coverage(v: ReportView) -> list[str]:
     if not v.coverage:
         return []
@@ -179,6 +190,9 @@ def _first_screen(d: Diagnosis) -> list[str]:
         )
         if r.path:
             out.append(f"   - Path: {md(r.path)}")
+        if r.pods:
+            out.append(f"   - Pods: {md(r.pods)}")
+        out += [f"   - Changed there: {md(c)}" for c in r.cluster]
         out.append(f"   - Do: {md(r.remedy)}")
         if r.runbook:
             note = f" ({md(r.runbook_note)})" if r.runbook_note else ""
@@ -248,6 +262,7 @@ def render_markdown(
 
     d = for_diagnosis(diagnosis)  # each runbook the one for the stack the exporters reveal
     out = ["# infersight diagnosis", "", *_first_screen(d)]
+    out += _cluster(build_view(d))
     if not full:
         out += _key_queries(d, links)
     if seen is not None:

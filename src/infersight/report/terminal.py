@@ -77,6 +77,17 @@ def _scope(v: ReportView) -> RenderableType:
     return Group(*parts)
 
 
+def _cluster(v: ReportView) -> RenderableType:
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("When", no_wrap=True)
+    table.add_column("Change")
+    table.add_column("Lasted", no_wrap=True)
+    for c in v.cluster:
+        style = "yellow" if c.at_root else ""
+        table.add_row(c.when, f"{c.subject}: {c.what}", c.lasted, style=style)
+    return table
+
+
 def _coverage(v: ReportView) -> RenderableType:
     table = Table(box=None, padding=(0, 2), show_edge=False)
     for col in ("layer", "signals with readings", "instances"):
@@ -123,6 +134,10 @@ def _root(
     lines: list[RenderableType] = [tree]
     if screen is not None and screen.path:
         lines.append(Text.assemble(("Path: ", "bold"), screen.path))
+    if screen is not None and screen.pods:
+        lines.append(Text.assemble(("Pods: ", "bold"), screen.pods))
+    for c in screen.cluster if screen is not None else ():
+        lines.append(Text.assemble(("Changed there: ", "bold yellow"), c))
     open_check = not_ruled_out(h) if h is not None else None
     if open_check:
         lines.append(Text.assemble(("Not ruled out: ", "bold yellow"), open_check))
@@ -183,6 +198,10 @@ def short_renderables(d: Diagnosis) -> list[RenderableType]:
         grid.add_row(f"#{r.rank}", what)
         if r.path:
             grid.add_row("", Text.assemble(("path: ", "bold"), r.path))
+        if r.pods:
+            grid.add_row("", Text.assemble(("pods: ", "bold"), r.pods))
+        for c in r.cluster:
+            grid.add_row("", Text.assemble(("changed there: ", "bold yellow"), c))
         grid.add_row("", Text.assemble(("do: ", "bold green"), r.do))
         if r.open_check:
             grid.add_row("", Text.assemble(("not ruled out: ", "yellow"), r.open_check))
@@ -231,6 +250,8 @@ def renderables(d: Diagnosis) -> list[RenderableType]:
     head.append(f"\nWindow: {v.window}", style="dim")
     out: list[RenderableType] = [Panel(head, title="infersight diagnosis", border_style=style)]
     out += [_heading("Scope"), _scope(v)]
+    if v.cluster:
+        out += [_heading("What changed in the cluster"), _cluster(v)]
     if v.coverage:
         out += [_heading("Coverage per layer"), _coverage(v)]
     if v.roots:

@@ -23,6 +23,7 @@ from infersight.diagnose.result import (
     UnexplainedChange,
 )
 from infersight.diagnose.summary import worth_a_look
+from infersight.report.cluster import ChangeLine, change_lines
 from infersight.report.consequences import attribute, earliest_onset
 from infersight.report.figures import tidy
 from infersight.signals import UnknownSignalError, get_signal
@@ -109,6 +110,8 @@ class ReportView:
     also_seen: dict[str, tuple[UnexplainedChange, ...]] = field(default_factory=dict)
     #: changes nothing confirmed accounts for
     unexplained: tuple[UnexplainedChange, ...] = ()
+    #: what changed in the cluster in the window (on Kubernetes)
+    cluster: tuple[ChangeLine, ...] = ()
 
 
 def signal_unit(signal: str) -> str:
@@ -390,6 +393,7 @@ def build_view(d: Diagnosis) -> ReportView:
         coverage=_coverage_rows(d.coverage),
         also_seen=seen.also_seen,
         unexplained=shown_changes(d, seen.unexplained),
+        cluster=change_lines(d),
     )
 
 

@@ -29,6 +29,7 @@ def _gateway_families() -> dict[str, StackPart]:
         "haproxy": "haproxy",
         "envoy": "envoy",
         "nginx_plus": "nginx-plus",
+        "kube_state_metrics": "kubernetes",
     }
 
 
@@ -43,7 +44,8 @@ class StackConfig(BaseModel):
 
     families: dict[str, StackPart] = Field(
         default_factory=_gateway_families,
-        description="Catalog exporter families that name a gateway: its metrics are its own.",
+        description="Catalog exporter families that name a gateway (its metrics are its own) "
+        "or the cluster (kube-state-metrics describes Kubernetes objects only).",
     )
     implies: dict[StackPart, tuple[StackPart, str]] = Field(
         default_factory=_implied,

@@ -17,6 +17,7 @@ import numpy as np
 
 from infersight.exporters import IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.kube.pods import POD_INFO, PodMap
 from infersight.limits import Limits
 from infersight.promql.evaluate import evaluate
 from infersight.provenance import QueryRun, runs_of
@@ -35,13 +36,31 @@ class LocalResult:
     sources: dict[str, str] = field(default_factory=dict)
     #: per signal, the expression of each family its series came from, as evaluated
     runs: tuple[QueryRun, ...] = ()
+    #: the pods kube-state-metrics placed on nodes (empty off Kubernetes)
+    pods: PodMap = field(default_factory=PodMap)
 
 
 def _rows(
-    mapping: SignalMapping, store: RawStore, start: float, step: float, n: int, window: str
+    mapping: SignalMapping,
+    store: RawStore,
+    start: float,
+    step: float,
+    n: int,
+    window: str,
+    pods: PodMap,
 ) -> dict[str, FloatArray]:
     result = evaluate(mapping.parsed(window, IDENTITY_LABELS), store, start, step, n)
-    return rows_by_identity(result, get_signal(mapping.signal).combine)
+    how = get_signal(mapping.signal).combine
+    return rows_by_identity(result, how, pods.identity) if pods else rows_by_identity(result, how)
+
+
+def pods_of(store: RawStore, start: float, end: float) -> PodMap:
+    """The pods `kube_pod_info` places on nodes between start and end."""
+    return PodMap.from_labels(
+        s.label_map
+        for s in store.series(POD_INFO)
+        if s.ts.size and s.ts[0] <= end and s.ts[-1] >= start
+    )
 
 
 #: how a signal whose metrics hold only NaN is said missing (coverage.py reads it)
@@ -77,6 +96,7 @@ def canonical_frame(
     start, n = grid(start, end, step)
     (limits or Limits()).check_grid(n, 1, "the samples' time span")
     names = store.names()
+    pods = pods_of(store, start, end)
     series: dict[str, SignalSeries] = {}
     missing: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -86,7 +106,7 @@ def canonical_frame(
             missing[signal] = plan.reason
             continue
         rows, used = first_family_wins(
-            (m.family, _rows(m, store, start, step, n, window)) for m in plan.mappings
+            (m.family, _rows(m, store, start, step, n, window, pods)) for m in plan.mappings
         )
         if not rows:
             missing[signal] = _why_empty(plan.mappings, store, names)
@@ -95,4 +115,4 @@ def canonical_frame(
         series[signal] = SignalSeries(tuple(instances), np.vstack([rows[i] for i in instances]))
         sources[signal] = ",".join(used)
         runs += runs_of(plan.mappings, used, window, start, end, step)
-    return LocalResult(MetricFrame(start, step, n, series), missing, sources, tuple(runs))
+    return LocalResult(MetricFrame(start, step, n, series), missing, sources, tuple(runs), pods)

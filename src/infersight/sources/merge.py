@@ -7,7 +7,7 @@ priority) family with data wins for that identity.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -33,15 +33,22 @@ def combine_rows(rows: FloatArray, how: Combine) -> FloatArray:
     return result
 
 
+Identify = Callable[[Mapping[str, str]], str]
+
+
 def rows_by_identity(
-    labelled_rows: Iterable[tuple[Mapping[str, str], FloatArray]], how: Combine
+    labelled_rows: Iterable[tuple[Mapping[str, str], FloatArray]],
+    how: Combine,
+    identify: Identify = resolve,
 ) -> dict[str, FloatArray]:
-    """One row per identity; non-finite values (±Inf from a division by zero) become gaps."""
+    """One row per identity; non-finite values (±Inf from a division by zero) become gaps.
+    `identify` names a series' identity (a pod's node where the cluster says where it runs:
+    `kube/pods.py`)."""
     groups: dict[str, list[FloatArray]] = {}
     for labels, row in labelled_rows:
         clean = np.where(np.isfinite(row), row, np.nan)
         if not np.all(np.isnan(clean)):
-            groups.setdefault(resolve(labels), []).append(clean)
+            groups.setdefault(identify(labels), []).append(clean)
     return {ident: combine_rows(np.vstack(rows), how) for ident, rows in groups.items()}
 
 

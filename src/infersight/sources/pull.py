@@ -22,6 +22,7 @@ import numpy as np
 
 from infersight.exporters import DEFAULT_WINDOW, IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
+from infersight.kube.pods import POD_INFO, POD_INFO_LABELS, PodMap
 from infersight.provenance import QueryRun, runs_of
 from infersight.signals import get_signal
 from infersight.sources.errors import AuthError, DeadlineExceeded, ServerUnreachable, SourceError
@@ -44,6 +45,8 @@ class PullResult:
     attempted: int = 0  # range queries sent (one per signal and family present)
     #: per signal, the query of each family its series came from, as sent (best family first)
     runs: tuple[QueryRun, ...] = ()
+    #: the pods kube-state-metrics placed on nodes (empty off Kubernetes)
+    pods: PodMap = field(default_factory=PodMap)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,7 @@ class PullResult:
             "errors": list(self.errors),
             "attempted": self.attempted,
             "runs": [vars(r) for r in self.runs],
+            "pods": self.pods.to_dict(),
         }
 
     @property
@@ -99,6 +103,7 @@ async def apull(
         before = client.requests
         g_start, n = grid(start, end, step)
         names = set(await client.ametric_names(start, end))
+        pods, pod_error = await _pods(client, names, g_start, end, step)
         plans = plan_signals(catalog, names, signals)
         missing = {s: p.reason for s, p in plans.items() if not p.available}
         jobs = [m for p in plans.values() for m in p.mappings]
@@ -131,7 +136,7 @@ async def apull(
         sources: dict[str, str] = {}
         runs: list[QueryRun] = []
         for sig, p in plans.items():
-            rows, used, errors = _merge_families(sig, p.mappings, results, g_start, step, n)
+            rows, used, errors = _merge_families(sig, p.mappings, results, g_start, step, n, pods)
             if rows:
                 idents = sorted(rows)
                 series[sig] = SignalSeries(tuple(idents), np.vstack([rows[i] for i in idents]))
@@ -148,11 +153,37 @@ async def apull(
                 )
         frame = MetricFrame(g_start, step, n, series)
         failed = tuple(
-            dict.fromkeys(str(r) for r in results.values() if isinstance(r, SourceError))
+            dict.fromkeys(
+                [pod_error] * bool(pod_error)
+                + [str(r) for r in results.values() if isinstance(r, SourceError)]
+            )
         )
         return PullResult(
-            frame, missing, client.requests - before, sources, failed, len(jobs), tuple(runs)
-        )
+            frame, missing, client.requests - before, sources, failed, len(jobs), tuple(runs),
+            pods,
+        )  # fmt: skip
+
+
+#: kube-state-metrics scraped without `honorLabels` renames its `pod` and `namespace`
+_POD_INFO_EXPR = "group by ({}) ({})".format(
+    ", ".join((*POD_INFO_LABELS, "exported_pod", "exported_namespace")), POD_INFO
+)
+
+
+async def _pods(
+    client: PrometheusClient, names: set[str], start: float, end: float, step: float
+) -> tuple[PodMap, str]:
+    """Where each pod ran in the window (`kube/pods.py`), and why not where the query failed:
+    the series are then read on their own labels, and the failure is among the pull's errors."""
+    if POD_INFO not in names:
+        return PodMap(), ""
+    try:
+        found = await client.aquery_range(_POD_INFO_EXPR, start, end, step)
+    except _FATAL:
+        raise
+    except SourceError as exc:
+        return PodMap(), f"{POD_INFO} (which pod runs on which node): {exc}"
+    return PodMap.from_labels(s.labels for s in found), ""
 
 
 def _merge_families(
@@ -162,6 +193,7 @@ def _merge_families(
     start: float,
     step: float,
     n: int,
+    pods: PodMap,
 ) -> tuple[dict[str, FloatArray], list[str], list[str]]:
     """Rows per identity, best family first; the families used; the errors met."""
     how = get_signal(sig).combine
@@ -175,7 +207,10 @@ def _merge_families(
         res = results.get((sig, m.family))
         if isinstance(res, list):
             labelled = ((s.labels, on_grid(s, start, step, n)) for s in res)
-            per_family.append((m.family, rows_by_identity(labelled, how)))
+            if pods:
+                per_family.append((m.family, rows_by_identity(labelled, how, pods.identity)))
+            else:
+                per_family.append((m.family, rows_by_identity(labelled, how)))
     rows, used = first_family_wins(per_family)
     return rows, used, errors
 

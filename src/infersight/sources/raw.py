@@ -57,6 +57,8 @@ class RawStore:
         v = np.asarray(values, dtype=np.float64).ravel()
         if t.shape != v.shape:
             raise ValueError(f"{name}: {t.size} timestamps for {v.size} values")
+        if not t.size:
+            return  # no samples: no series (a target that never answered)
         self._chunks.setdefault((name, labels), []).append((t, v))
         self._frozen = None
 

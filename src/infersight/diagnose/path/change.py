@@ -48,6 +48,12 @@ class Change:
         return sig is not None and sig.user_facing is not None
 
     @property
+    def is_event(self) -> bool:
+        """A count of moments that are over (`event` in signals.yaml): a restart."""
+        sig = all_signals().get(self.signal)
+        return sig is not None and sig.event
+
+    @property
     def follows_work(self) -> bool:
         """What rises and falls with the work (a process's CPU, a batch's size)."""
         sig = all_signals().get(self.signal)

@@ -248,6 +248,7 @@ def symptoms(r: Reader, least: float) -> list[Change]:
         and c.kind not in ("trend", "added", "idle")
         and (c.is_effect or c.facet == "availability")
         and not (c.facet == "saturation" and c.follows_work)
+        and not c.is_event
     ]
 
 

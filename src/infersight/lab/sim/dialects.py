@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from infersight.lab.sim import hosts
+from infersight.lab.sim import hosts, kubernetes
 from infersight.lab.sim.canonical import TOKENS_PER_REQUEST
 from infersight.lab.sim.emitter import (
     Z_LEVELS,
@@ -245,6 +245,8 @@ VECTOR_DBS: dict[str, Callable[[RawStore, SimResult], None]] = {
 }
 DEFAULT_VECTOR_DB = {"vllm": "milvus", "tgi": "milvus", "triton": "qdrant", "native": "qdrant"}
 DIALECTS = tuple(ENGINES)
+#: dialects of a whole stack rather than one engine: the engine each serves with
+STACKS = {kubernetes.DIALECT: kubernetes.ENGINE}
 HOSTS: dict[str, Callable[[RawStore, SimResult], None]] = {
     "dcgm": hosts.dcgm,
     "node": hosts.node_exporter,
@@ -266,10 +268,13 @@ def emit(
     exposure: Exposure | None = None,
 ) -> RawStore:
     """The run as raw exporter samples: engine dialect + dcgm + node + redis + a vector DB,
-    less the exporters `exposure` leaves out, scraped and relabelled as it says."""
-    if dialect not in ENGINES:
-        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {list(ENGINES)}")
-    vdb = vector_db or DEFAULT_VECTOR_DB[dialect]
+    less the exporters `exposure` leaves out, scraped and relabelled as it says. A stack's
+    dialect (`kubernetes`) is its engine's, as that stack scrapes and describes it."""
+    engine = STACKS.get(dialect, dialect)
+    if engine not in ENGINES:
+        choices = [*ENGINES, *STACKS]
+        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {choices}")
+    vdb = vector_db or DEFAULT_VECTOR_DB[engine]
     if vdb not in VECTOR_DBS:
         raise UnknownDialectError(f"unknown vector DB {vdb!r}; choose one of {list(VECTOR_DBS)}")
     exp = exposure or Exposure()
@@ -279,12 +284,14 @@ def emit(
             f"unknown exporter {sorted(unknown)[0]!r}; choose from {list(EXPORTERS)}"
         )
     store = RawStore()
-    ENGINES[dialect](store, res)
+    ENGINES[engine](store, res)
     for name, write in HOSTS.items():
         if name not in exp.without:
             write(store, res)
     if "vector_db" not in exp.without:
         VECTOR_DBS[vdb](store, res)
+    if dialect == kubernetes.DIALECT:
+        store = kubernetes.relabel(store, res, vdb)
     if exp.is_default:
         return store
     return relabel(store, res, exp)

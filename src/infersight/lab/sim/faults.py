@@ -233,6 +233,19 @@ def cold_start(ctx: Ctx) -> Effect:
     return Effect(t0, list(ctx.nodes), {"per_wave": float(per_wave)})
 
 
+def routine_rollouts(ctx: Ctx) -> Effect:
+    """No fault: a deploy every hour replaces the replicas one at a time, a few minutes apart,
+    each loading its model from local disk: a rollout is not an incident."""
+    gap = max(1, int(ctx.u(2.0, 4.0) * 60 / ctx.dt))
+    hour = int(3600 / ctx.dt)
+    m = len(ctx.nodes)
+    for first in range(int(ctx.u(0.0, 1.0) * hour), ctx.n, hour):
+        for w, j in enumerate(ctx.rng.permutation(m)):
+            if first + w * gap < ctx.n:
+                ctx.drv.restart[first + w * gap, j] = True
+    return Effect(None, [])
+
+
 def log_disk(ctx: Ctx) -> Effect:
     t0 = ctx.onset_near_hour(0.2, 0.6, 8.0, 16.0)
     mult = ctx.away(ctx.u(250.0, 450.0), 1.0)

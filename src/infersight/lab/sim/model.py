@@ -234,6 +234,8 @@ def run_model(
             kv_ratio=kv_ratio,
             oom=oom.astype(np.float64),
             crash=crash.astype(np.float64),
+            # a planned restart (a deploy's SIGTERM), not a crash: Kubernetes replaces the pod
+            deployed=(up & drv.restart[t]).astype(np.float64),
             restarts=restarts.copy(),
             up=up.astype(np.float64),
             # the scrape at the step's end: a process that stops by itself (a failed allocation

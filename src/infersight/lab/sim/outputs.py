@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from infersight.frame import MetricFrame
-from infersight.lab.sim.dialects import DIALECTS, emit
+from infersight.lab.sim.dialects import DIALECTS, STACKS, emit
 from infersight.lab.sim.run import Progress, SimResult, simulate
 from infersight.lab.sim.scenarios import check_applies
 from infersight.safe_write import write_text
@@ -102,19 +102,37 @@ def _write_bundle(
     end = incident_end(res)
     windows = sim_windows(res, dialect, end, min(window_s, end - float(res.times[0])))
     truth = json.dumps(res.truth.to_dict(), indent=2, sort_keys=True).encode("utf-8")
+    artifacts = {TRUTH_ARTIFACT: truth}
+    source = {
+        "kind": "simulator",
+        "scenario": res.truth.scenario,
+        "seed": str(res.truth.seed),
+        "dialect": dialect,
+    }
+    if dialect in STACKS:  # a cluster: its pods and what changed in the incident window
+        artifacts.update(cluster_artifact(res, dialect, end - min(window_s, end - res.t0), end))
+        source["families"] = "kube_state_metrics"  # what reveals the stack to the runbooks
     written = write_bundle(
         path,
         windows=windows,
-        source={
-            "kind": "simulator",
-            "scenario": res.truth.scenario,
-            "seed": str(res.truth.seed),
-            "dialect": dialect,
-        },
-        artifacts={TRUTH_ARTIFACT: truth},
+        source=source,
+        artifacts=artifacts,
         overwrite=overwrite,
     )
     return written, windows
+
+
+def cluster_artifact(res: SimResult, dialect: str, start: float, end: float) -> dict[str, bytes]:
+    """The `cluster.json` of a cluster's window: its pods and what changed in it, read from the
+    window's slice of the run (with LOOKBACK_S before it) as `infersight pull` reads them."""
+    from infersight.kube.artifact import ARTIFACT, to_artifact
+    from infersight.kube.read import from_store
+    from infersight.sources.local import pods_of
+
+    part = res.window(max(start - LOOKBACK_S, res.t0), end)
+    raw = emit(part, dialect)
+    pods = pods_of(raw, start, end)
+    return {ARTIFACT: to_artifact(pods, from_store(raw, start, end, res.step, pods))}
 
 
 def write_sim_openmetrics(
@@ -185,8 +203,9 @@ def run_cli(
     .tar.gz) of the dialect mapped back to signals, the truth inside it. `announce` hears what
     will be written before it is (the text's size); `progress` the stages, writing included.
     """
-    if dialect != "canonical" and dialect not in DIALECTS:
-        raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {DIALECTS}")
+    if dialect != "canonical" and dialect not in DIALECTS and dialect not in STACKS:
+        choices = ", ".join((*DIALECTS, *STACKS))
+        raise ValueError(f"unknown dialect {dialect!r}; choose canonical or one of {choices}")
     check_applies(scenario, dialect)
     target = Path(out)
     text = target.suffix in OPENMETRICS_SUFFIXES

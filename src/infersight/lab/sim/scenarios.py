@@ -39,7 +39,10 @@ class Scenario:
 
     def applies_to(self, dialect: str) -> bool:
         """Whether this cause exists in a server of that dialect (`canonical`: always)."""
-        return not self.engines or dialect == "canonical" or dialect in self.engines
+        from infersight.lab.sim.dialects import STACKS
+
+        engine = STACKS.get(dialect, dialect)
+        return not self.engines or dialect == "canonical" or engine in self.engines
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,14 @@ _ALL = [
         faults.healthy,
         bursts_per_day=30.0,
         burst_size=0.6,
+    ),
+    _s(
+        "healthy_rollouts",
+        (),
+        "",
+        "2.3",
+        "No fault: a deploy every hour replaces the replicas one at a time (models on local disk).",
+        faults.routine_rollouts,
     ),
     _s(
         "batch_window_starvation",

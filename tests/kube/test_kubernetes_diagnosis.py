@@ -1,0 +1,49 @@
+"""On the simulator's Kubernetes dialect: a rollout that reloads every replica's model from
+remote storage is named as the cold start it is, with the pods, nodes and workload, and the
+rollout is quoted under it; a day of routine rollouts gives no root."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from infersight.cli import app
+from infersight.cli.common import EXIT_FINDINGS
+from infersight.diagnose import diagnose
+from infersight.lab.evaluate.scenario_windows import healthy_times, windows_at
+from infersight.lab.sim.outputs import write_sim_bundle
+from infersight.lab.sim.run import simulate
+
+runner = CliRunner()
+
+
+def test_a_cold_rollout_is_named_with_its_pods_and_the_rollout(tmp_path: Path) -> None:
+    res = simulate("model_cold_start", hours=26, instances=4, seed=1, step=60.0)
+    bundle = write_sim_bundle(res, tmp_path / "rollout.tar.gz", "kubernetes")
+    out = runner.invoke(app, ["diagnose", str(bundle), "--format", "json"])
+    assert out.exit_code == EXIT_FINDINGS, out.output
+    doc = json.loads(out.output)
+    assert doc["root_causes"][0]["hypothesis"] == "model_cold_start"
+    kinds = {c["kind"] for c in doc["cluster_changes"]}
+    assert {"rollout", "image", "not_ready"} <= kinds
+    rollout = next(c for c in doc["cluster_changes"] if c["kind"] == "rollout")
+    assert rollout["subject"] == "Deployment inference/vllm"
+    assert rollout["nodes"] == ["node-0", "node-1", "node-2", "node-3"]
+    assert doc["pods"] and {p["workload"] for p in doc["pods"].values()} >= {"Deployment/vllm"}
+    short = runner.invoke(app, ["diagnose", str(bundle)]).output
+    assert "pods: Deployment/vllm on node-0" in short
+    assert "changed there: Deployment inference/vllm: generation 1 → 2" in short
+    full = runner.invoke(app, ["diagnose", str(bundle), "-v"]).output
+    assert "Pods: Deployment/vllm on node-0" in full
+    assert "What changed in the cluster" in full
+
+
+def test_routine_rollouts_are_no_incident() -> None:
+    res = simulate("healthy_rollouts", hours=26, instances=6, seed=1, step=60.0)
+    raw = res.raw("kubernetes")
+    for at in healthy_times(res, 2):
+        dx = diagnose(windows_at(res, "kubernetes", at, raw))
+        assert not dx.root_causes, [r.hypothesis for r in dx.root_causes]
+        assert dx.healthy, dx.summary
