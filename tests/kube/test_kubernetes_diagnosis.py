@@ -1,10 +1,12 @@
 """On the simulator's Kubernetes dialect: a rollout that reloads every replica's model from
 remote storage is named as the cold start it is, with the pods, nodes and workload, and the
-rollout is quoted under it; a day of routine rollouts gives no root."""
+rollout is quoted under it; replicas killed at their memory limit are named with the reason
+kube-state-metrics records; a day of routine rollouts gives no root."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -12,9 +14,12 @@ from typer.testing import CliRunner
 from infersight.cli import app
 from infersight.cli.common import EXIT_FINDINGS
 from infersight.diagnose import diagnose
-from infersight.lab.evaluate.scenario_windows import healthy_times, windows_at
+from infersight.kube.read import from_store
+from infersight.lab.evaluate.scenario_windows import alert_time, healthy_times, windows_at
 from infersight.lab.sim.outputs import write_sim_bundle
 from infersight.lab.sim.run import simulate
+from infersight.report.firstscreen import first_screen
+from infersight.sources.local import pods_of
 
 runner = CliRunner()
 
@@ -47,3 +52,23 @@ def test_routine_rollouts_are_no_incident() -> None:
         dx = diagnose(windows_at(res, "kubernetes", at, raw))
         assert not dx.root_causes, [r.hypothesis for r in dx.root_causes]
         assert dx.healthy, dx.summary
+
+
+def test_an_oom_killed_replica_is_named_with_its_reason() -> None:
+    """seed §3.2 on Kubernetes: the container's last termination says OOMKilled, and the
+    finding quotes it on the node where it happened."""
+    res = simulate("memory_limit_oom", hours=26, instances=4, seed=1, step=60.0)
+    raw = res.raw("kubernetes")
+    at = alert_time(res)
+    dx = diagnose(windows_at(res, "kubernetes", at, raw))
+    assert dx.root_causes[0].hypothesis == "memory_limit_oom"
+    h = dx.hypothesis("memory_limit_oom")
+    assert h is not None and "service.oom_kills" in {e.signal for e in h.evidence if e.supports}
+    pods = pods_of(raw, at - 3600, at)
+    changes = from_store(raw, at - 3600, at, 60.0, pods)
+    killed = [c for c in changes if c.kind == "restart" and "OOMKilled" in c.what]
+    assert killed and set(killed[0].nodes) <= set(h.instances)
+    d = replace(dx, cluster_changes=tuple(changes), pods=pods.to_dict())
+    root = first_screen(d).roots[0]
+    assert "Deployment/vllm" in root.pods
+    assert any("OOMKilled" in line for line in root.cluster)

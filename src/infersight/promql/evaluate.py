@@ -121,18 +121,26 @@ def _matches(m: Matcher, labels: Labels) -> bool:
     return hit if m.op == "=~" else not hit
 
 
-def _select(sel: Selector, store: RawStore) -> Iterable[tuple[Labels, FloatArray, FloatArray]]:
+def _select(
+    sel: Selector, store: RawStore, after: float, until: float
+) -> Iterable[tuple[Labels, FloatArray, FloatArray]]:
+    """The series a selector matches with a sample in (after, until]: one that ended before the
+    evaluated span, or began after it, gives nothing there and is not read (a store of a whole
+    run holds every pod a day of rollouts made)."""
     for s in store.series(sel.name):
+        if not s.ts.size or s.ts[-1] <= after or s.ts[0] > until:
+            continue
         labels = {NAME: s.name, **s.label_map}
-        if s.ts.size and all(_matches(m, labels) for m in sel.matchers):
+        if all(_matches(m, labels) for m in sel.matchers):
             yield labels, s.ts, s.values
 
 
 def _instant(sel: Selector, ctx: _Ctx) -> Vector:
     start = ctx.start - sel.offset_s
+    end = start + ctx.step * (ctx.n - 1)
     return [
         (lb, align_samples(ts, v, start, ctx.step, ctx.n, DEFAULT_LOOKBACK_S))
-        for lb, ts, v in _select(sel, ctx.store)
+        for lb, ts, v in _select(sel, ctx.store, start - DEFAULT_LOOKBACK_S, end)
     ]
 
 
@@ -162,7 +170,7 @@ def _call(call: Call, ctx: _Ctx) -> _Value:
         ends = ctx.times - sel.offset_s
         fn = RANGE_FUNCTIONS[f]
         out: Vector = []
-        for lb, ts, v in _select(sel, ctx.store):
+        for lb, ts, v in _select(sel, ctx.store, float(ends[0]) - sel.range_s, float(ends[-1])):
             w = Windows.over(ts, ends, sel.range_s)
             out.append((lb if f in KEEPS_NAME else _drop_name(lb), fn(ts, v, w)))
         return out

@@ -45,6 +45,7 @@ class RawStore:
         self._vals: dict[tuple[str, Labels], list[float]] = {}
         self._chunks: dict[tuple[str, Labels], list[tuple[FloatArray, FloatArray]]] = {}
         self._frozen: dict[tuple[str, Labels], RawSeries] | None = None
+        self._by_name: dict[str, list[RawSeries]] = {}
 
     def add(self, name: str, labels: Labels, ts: float, value: float) -> None:
         key = (name, labels)
@@ -82,6 +83,9 @@ class RawStore:
                 keep = np.append(ts[1:] != ts[:-1], True)
                 out[key] = RawSeries(key[0], key[1], ts[keep], vals[keep])
             self._frozen = out
+            self._by_name = {}
+            for s in out.values():
+                self._by_name.setdefault(s.name, []).append(s)
         return self._frozen
 
     def __iter__(self) -> Iterator[RawSeries]:
@@ -94,7 +98,8 @@ class RawStore:
         return {name for name, _ in self._keys()}
 
     def series(self, name: str) -> list[RawSeries]:
-        return [s for (n, _), s in self._freeze().items() if n == name]
+        self._freeze()
+        return list(self._by_name.get(name, ()))
 
     def time_range(self) -> tuple[float, float] | None:
         """(first, last) sample time over all series, None when empty."""

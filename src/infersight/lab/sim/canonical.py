@@ -118,7 +118,7 @@ def node_signals(tr: Trace, tab: Tables, cfg: FleetConfig, dt: float) -> dict[st
         "infra.swap_in_rate": 0.0 * up,
         "infra.major_faults": 2.0 + 0.0 * up,
         "infra.mem_pressure": 0.0 * up,
-        "infra.oom_kills": 0.0 * up,
+        "infra.oom_kills": windowed_sum(i["memkill"], w),
         "infra.listen_overflow": 0.0 * up,
     }
     engine_down = ~up

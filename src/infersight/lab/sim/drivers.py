@@ -34,6 +34,8 @@ class Drivers:
     max_batch: FloatArray  # (n, N)
     batch_window: FloatArray  # (n, N) seconds
     vram_request_mult: FloatArray  # (n, N) per-request state (longer prompts, bigger images)
+    rss_request_mult: FloatArray  # (n, N) host memory each admitted request holds, × default
+    mem_limit: FloatArray  # (n, N) bytes the process may hold before the kernel kills it
     vram_leak_bps: FloatArray  # (n, N) bytes leaked per second by the serving process
     other_vram: FloatArray  # (n, N) bytes used by a second process on the GPU
     other_util: FloatArray  # (n, N) GPU time the second process takes
@@ -70,6 +72,8 @@ def default_drivers(cfg: FleetConfig, n: int, instances: int) -> Drivers:
         max_batch=full(float(cfg.max_batch)),
         batch_window=full(cfg.batch_window_s),
         vram_request_mult=full(1.0),
+        rss_request_mult=full(1.0),
+        mem_limit=full(np.inf),
         vram_leak_bps=zeros(),
         other_vram=zeros(),
         other_util=zeros(),

@@ -46,6 +46,10 @@ from infersight.lab.sim.deps import VECTOR_HOST_RESERVED
 from infersight.lab.sim.gpu import batch_time
 from infersight.lab.sim.traffic import diurnal
 
+#: the serving container's memory limit in `memory_limit_oom`: half as much again as a healthy
+#: process's peak (its own 3-3.5 GiB and a few requests' default 20 MiB each)
+MEM_LIMIT = 5.0 * GIB
+
 
 def healthy(ctx: Ctx) -> Effect:
     return Effect(None, [])
@@ -244,6 +248,17 @@ def routine_rollouts(ctx: Ctx) -> Effect:
             if first + w * gap < ctx.n:
                 ctx.drv.restart[first + w * gap, j] = True
     return Effect(None, [])
+
+
+def memory_limit_oom(ctx: Ctx) -> Effect:
+    """A release holds more host memory per request (inputs kept, a buffer per request) under
+    a container memory limit that fitted the old one: a burst takes a replica to its limit, the
+    kernel kills it, and its share moves to the rest, which follow."""
+    t0 = ctx.onset_near_hour(0.3, 0.7, 9.0, 15.0)
+    mult = ctx.away(ctx.u(14.0, 22.0), 1.0)
+    ctx.drv.rss_request_mult[t0:] = mult
+    ctx.drv.mem_limit[:] = MEM_LIMIT
+    return Effect(t0, list(ctx.nodes), {"rss_request_mult": mult})
 
 
 def log_disk(ctx: Ctx) -> Effect:

@@ -63,7 +63,7 @@ def _node(store: RawStore, res: SimResult, host: str, v: dict[str, FloatArray]) 
     t.gauge("node_memory_SwapFree_bytes", (1.0 - v["swap"]) * 32.0 * GIB)
     t.counter("node_vmstat_pswpin", v["swapin"] * dt)
     t.counter("node_vmstat_pgmajfault", v["majfault"] * dt)
-    t.counter("node_vmstat_oom_kill", np.zeros(res.times.size))
+    t.counter("node_vmstat_oom_kill", v.get("oom_kills", np.zeros(res.times.size)))
     t.counter("node_pressure_memory_stalled_seconds_total", v["mem_pressure"] * dt)
     t.counter("node_pressure_io_stalled_seconds_total", v["io_pressure"] * dt)
     t.counter("node_netstat_Tcp_OutSegs", v["segs"] * dt)
@@ -105,6 +105,7 @@ def node_exporter(store: RawStore, res: SimResult) -> None:
                 "writes": i["disk_writes"][:, j],
                 "await": i["disk_await"][:, j],
                 "queue": i["disk_queue"][:, j],
+                "oom_kills": i["memkill"][:, j],
             },
         )
     v = shared_signals(res.trace, res.tables, res.config)[VECTOR_DB]

@@ -76,6 +76,7 @@ class _Epochs:
             np.int64
         )  # (n, m)
         self.crash: npt.NDArray[np.bool_] = (res.trace.inst["crash"] > 0) & ~deployed
+        self.memkill: npt.NDArray[np.bool_] = res.trace.inst["memkill"] > 0
         self.alive: npt.NDArray[np.bool_] = res.trace.inst["alive"] > 0
         self.t0: float = float(res.times[0])  # a window of a run starts later than its t0
         self.step: float = float(res.step)
@@ -149,9 +150,11 @@ class _Pod:
 
 
 def _pod(store: RawStore, ts: FloatArray, p: _Pod, ready: FloatArray | None = None,
-         restarts: FloatArray | None = None, new: bool = False) -> None:  # fmt: skip
+         restarts: FloatArray | None = None, new: bool = False,
+         killed: FloatArray | None = None) -> None:  # fmt: skip
     """One pod's kube-state-metrics series over the steps `ts` it exists in: Ready throughout
-    and never restarted unless said otherwise, started a week before unless `new`."""
+    and never restarted unless said otherwise, started a week before unless `new`; `killed`:
+    1 where the container's last termination was the kernel's kill at its memory limit."""
     one = np.ones(ts.size)
     ready = one if ready is None else ready
     restarts = np.zeros(ts.size) if restarts is None else restarts
@@ -167,9 +170,16 @@ def _pod(store: RawStore, ts: FloatArray, p: _Pod, ready: FloatArray | None = No
     digest = f"sha256:{_suffix(p.image, 12)}"
     _put(store, ts, "kube_pod_container_info", one, **c, image=p.image, image_id=digest)
     _put(store, ts, "kube_pod_container_status_restarts_total", restarts, **c)
-    # kube-state-metrics has a last-terminated series only once the container has terminated
-    last = np.where(restarts > 0, 1.0, np.nan)
-    _put(store, ts, "kube_pod_container_status_last_terminated_reason", last, **c, reason="Error")
+    # kube-state-metrics has a last-terminated series only once the container has terminated,
+    # labelled with that termination's reason
+    oom = np.zeros(ts.size) if killed is None else killed
+    for reason, on in (
+        ("OOMKilled", (restarts > 0) & (oom > 0)),
+        ("Error", (restarts > 0) & (oom <= 0)),
+    ):
+        last = np.where(on, 1.0, np.nan)
+        _put(store, ts, "kube_pod_container_status_last_terminated_reason", last, **c,
+             reason=reason)  # fmt: skip
 
 
 def _state(store: RawStore, res: SimResult, ep: _Epochs, vector_db: str) -> None:
@@ -184,7 +194,14 @@ def _state(store: RawStore, res: SimResult, ep: _Epochs, vector_db: str) -> None
             rs = f"{DEPLOYMENT}-{template_hash(r)}"
             pod = _Pod(node, engine_pod(j, r), NAMESPACE, _engine_ip(j, r), "ReplicaSet", rs,
                        image(r), "vllm")  # fmt: skip
-            _pod(store, ts[at], pod, ep.alive[at, j] * 1.0, restarts, new=r > 0)
+            # the reason of the last termination: the kill at the memory limit, or a crash
+            ends = np.flatnonzero(ep.crash[:, j] & at)
+            killed = np.zeros(ts.size)
+            for k, a in enumerate(ends):
+                b = ends[k + 1] if k + 1 < ends.size else ts.size
+                killed[a + 1 : b + 1] = float(ep.memkill[a, j])
+            _pod(store, ts[at], pod, ep.alive[at, j] * 1.0, restarts, new=r > 0,
+                 killed=killed[at])  # fmt: skip
         dcgm = _Pod(node, f"dcgm-exporter-{_suffix('dcgm' + node, 5)}", "monitoring",
                     f"10.42.{j}.5", "DaemonSet", "dcgm-exporter", "dcgm-exporter:4.5.3",
                     "dcgm-exporter")  # fmt: skip

@@ -173,7 +173,10 @@ def run_model(
         oom = up & (peak > cfg.vram_total)
         xid = drv.xid[t]
         fatal = up & fatal_xid[t]
-        crash = oom | fatal | (up & drv.restart[t])
+        # host memory: what the process holds, and the kernel's kill at its limit (OOMKilled)
+        rss = (rss_base + RSS_PER_REQUEST * drv.rss_request_mult[t] * in_flight) * up
+        memkill = up & (rss > drv.mem_limit[t])
+        crash = oom | fatal | memkill | (up & drv.restart[t])
         lost = np.where(crash & ~drv.restart[t], in_flight + q_next, 0.0)
         q_next = np.where(crash, 0.0, q_next)
 
@@ -244,7 +247,8 @@ def run_model(
             alive=(up & ~fatal).astype(np.float64),
             generation=restarts - crash,
             started=ran_since,
-            rss=(rss_base + RSS_PER_REQUEST * in_flight) * up,
+            rss=rss,
+            memkill=memkill.astype(np.float64),
             load_time=load_time.copy(),
             gpu_processes=1.0 + (drv.other_vram[t] > 0),
             temp=th.temp_c.copy(),

@@ -123,6 +123,16 @@ _ALL = [
         faults.routine_rollouts,
     ),
     _s(
+        "memory_limit_oom",
+        ("memory_limit_oom",),
+        "service",
+        "3.2",
+        "A release holds more memory per request: replicas reach their memory limit, are "
+        "OOM-killed and restart, and their traffic takes the rest to the limit in turn.",
+        faults.memory_limit_oom,
+        shows_as=("infra.oom_kills",),
+    ),
+    _s(
         "batch_window_starvation",
         ("batch_window_starvation",),
         "inference",
