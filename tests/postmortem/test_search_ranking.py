@@ -1,6 +1,7 @@
-"""The bar: over a library of 20 drafts of different causes, each drafted from a diagnosis (so
-each lists every cause it ruled out), a search for a cause's words returns the drafts of that
-cause first, says where each row matched, and sets apart the drafts that only rule it out."""
+"""The bar: over a library of a draft per fault kind (20 or more), each drafted from a
+diagnosis (so each lists every cause it ruled out), a search for a cause's words returns the
+drafts of that cause first, says where each row matched, and sets apart the drafts that only
+rule it out."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from infersight.postmortem.inputs import Incident
 
 pytestmark = pytest.mark.sim
 SRC = Path(__file__).resolve().parents[2] / "src"
-#: the 20 fault kinds of the simulator (the healthy days and the two-cause 02:17 left out)
+#: the fault kinds of the simulator (the healthy days and the two-cause 02:17 left out)
 FAULTS = [k for k in KINDS if not k.startswith("healthy") and k != "incident_0217"]
 #: a word for what users felt, typed with the cause's words
 SYMPTOM_WORDS = ("", "latency", "errors", "slow", "instance")
@@ -39,7 +40,7 @@ def _causes(library: Path) -> dict[str, set[str]]:
 
 def test_the_library_holds_twenty_drafts_of_different_causes(library: Path) -> None:
     causes = _causes(library)
-    assert len(causes) == 20
+    assert len(causes) == len(FAULTS) >= 20
     assert len({min(c) for c in causes.values() if c}) >= 15  # not twenty copies of one
 
 
