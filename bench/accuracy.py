@@ -1,7 +1,7 @@
 """Diagnostic accuracy over the scenario suite, and diagnosis speed on a 100-instance bundle.
 
 .venv/bin/python -m bench.accuracy [--seeds N] [--holdout M] [--dialects vllm,triton] [--quick]
-[--jobs 2] writes the "accuracy" section of docs/benchmarks.md.
+[--jobs 2] [--section NAME] writes the "accuracy" section of docs/benchmarks.md (or NAME's).
 
 Seeds 0..N-1 are the ones the rules were examined against while they were written; seeds
 N..N+M-1 are a hold-out nobody looked at, reported apart, to show how much of the figure is
@@ -183,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="comma-separated exporter dialects (default: every dialect)",
     )
+    ap.add_argument(
+        "--section",
+        default="accuracy",
+        help="the section of docs/benchmarks.md written (default %(default)s): another name keeps "
+        "the whole suite's figures, e.g. accuracy_kubernetes with --dialects kubernetes",
+    )
     ap.add_argument("--quick", action="store_true", help="1 seed, vllm only, no file written")
     ap.add_argument("--jobs", type=int, default=2, help="processes (one (scenario, seed) each)")
     args = ap.parse_args(argv)
@@ -222,7 +228,11 @@ def main(argv: list[str] | None = None) -> int:
             command += f" --holdout-from {args.holdout_from}"
         if dialects:
             command += f" --dialects {','.join(dialects)}"
-        write_section("accuracy", "Diagnostic accuracy over the scenario suite", command, body)
+        title = "Diagnostic accuracy over the scenario suite"
+        if args.section != "accuracy":
+            command += f" --section {args.section}"
+            title += f" ({', '.join(dialects or ['every dialect'])})"
+        write_section(args.section, title, command, body)
     return 0
 
 
