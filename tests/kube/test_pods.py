@@ -59,3 +59,18 @@ def test_workloads_and_a_round_trip() -> None:
     ]
     again = PodMap.from_dict(pods.to_dict())
     assert again.pods == pods.pods and again.by_ip == pods.by_ip
+
+
+def test_a_pod_that_ended_just_before_the_window_is_still_placed() -> None:
+    """Its samples stay inside the window's ranges and lookback: read as a machine of their
+    own they would be a node nobody has."""
+    import numpy as np
+
+    from infersight.sources.local import pods_of
+    from infersight.sources.raw import RawStore, labels_of
+
+    s = RawStore()
+    lb = {"pod": "vllm-abcde-fghij", "node": "gpu-5", "pod_ip": "10.4.5.41", "namespace": "x"}
+    s.add_many("kube_pod_info", labels_of(lb), np.arange(0.0, 600.0, 60.0), np.ones(10))
+    assert pods_of(s, 1200.0, 4800.0).identity({"instance": "10.4.5.41:8000"}) == "gpu-5"
+    assert not pods_of(s, 3000.0, 6600.0)  # ended 40 min before: its samples are out of reach

@@ -27,6 +27,10 @@ from infersight.identity import host_of, resolve
 
 #: the series that places pods on nodes, and the labels of it that are read
 POD_INFO = "kube_pod_info"
+#: how long before a window a pod that ended is still placed: its samples stay inside the
+#: catalog's longest range (15 min) and the lookback of an instant selector (5 min) for that
+#: long, and must not be read as a machine of their own
+PLACED_BEFORE_S = 1800.0
 POD_INFO_LABELS = (
     "namespace", "pod", "node", "pod_ip", "host_network", "created_by_kind", "created_by_name",
 )  # fmt: skip

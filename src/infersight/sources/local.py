@@ -17,7 +17,7 @@ import numpy as np
 
 from infersight.exporters import IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
-from infersight.kube.pods import POD_INFO, PodMap
+from infersight.kube.pods import PLACED_BEFORE_S, POD_INFO, PodMap
 from infersight.limits import Limits
 from infersight.promql.evaluate import evaluate
 from infersight.provenance import QueryRun, runs_of
@@ -55,11 +55,12 @@ def _rows(
 
 
 def pods_of(store: RawStore, start: float, end: float) -> PodMap:
-    """The pods `kube_pod_info` places on nodes between start and end."""
+    """The pods `kube_pod_info` places on nodes between start and end, and those that ended
+    shortly before start (`PLACED_BEFORE_S`)."""
     return PodMap.from_labels(
         s.label_map
         for s in store.series(POD_INFO)
-        if s.ts.size and s.ts[0] <= end and s.ts[-1] >= start
+        if s.ts.size and s.ts[0] <= end and s.ts[-1] >= start - PLACED_BEFORE_S
     )
 
 

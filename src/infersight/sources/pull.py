@@ -22,7 +22,7 @@ import numpy as np
 
 from infersight.exporters import DEFAULT_WINDOW, IDENTITY_LABELS, Catalog, SignalMapping
 from infersight.frame import FloatArray, MetricFrame, SignalSeries, grid
-from infersight.kube.pods import POD_INFO, POD_INFO_LABELS, PodMap
+from infersight.kube.pods import PLACED_BEFORE_S, POD_INFO, POD_INFO_LABELS, PodMap
 from infersight.provenance import QueryRun, runs_of
 from infersight.signals import get_signal
 from infersight.sources.errors import AuthError, DeadlineExceeded, ServerUnreachable, SourceError
@@ -178,7 +178,8 @@ async def _pods(
     if POD_INFO not in names:
         return PodMap(), ""
     try:
-        found = await client.aquery_range(_POD_INFO_EXPR, start, end, step)
+        # a pod that ended shortly before the window still has samples in its ranges
+        found = await client.aquery_range(_POD_INFO_EXPR, start - PLACED_BEFORE_S, end, step)
     except _FATAL:
         raise
     except SourceError as exc:

@@ -51,6 +51,7 @@ def _from_anomaly(ctx: Context, world: World, a: Anomaly, cfg: PathConfig) -> Ch
     sig = all_signals().get(a.signal)
     if node is None or sig is None:
         return None
+    world.ensure(node)
     facet = "availability" if a.kind == "absent" else sig.facet
     if a.kind != "trend":
         a = dataclasses.replace(a, onset=first_sign(ctx, a, cfg.redate_lookback_s))

@@ -126,6 +126,14 @@ class World:
     def of_part(self, part: str) -> list[str]:
         return [n.id for n in self.nodes.values() if n.part == part]
 
+    def ensure(self, node: str) -> None:
+        """A node a change names that no readable series made (a part whose every series
+        stopped before the window: its absence is the change): added on its own, unlinked."""
+        if node not in self.nodes and node != HOP:
+            part, _, inst = node.partition(":")
+            self.nodes[node] = Node(node, part, inst)
+            self.parts.setdefault(inst, set()).add(part)
+
     def add_edge(self, kind: str, a: str, b: str) -> None:
         table = {"calls": self.calls, "misses": self.misses, "runs_on": self.runs_on}[kind]
         got = table.setdefault(a, [])
