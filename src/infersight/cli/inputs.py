@@ -300,6 +300,8 @@ def cluster_changes(
     from infersight.kube.read import from_prometheus
     from infersight.sources.errors import SourceError
 
+    if not pods:  # the pull found no kube_pod_info: no cluster, and no query to ask it
+        return ()
     try:
         return tuple(from_prometheus(client, start, end, step, pods))
     except SourceError as exc:

@@ -39,6 +39,7 @@ class ClusterChange:
     workload: str = ""  # `Deployment/vllm`, where it is one workload's
     until: float | None = None  # when it ended; None while it lasted to the window's end
     before_window: bool = False  # it was already so at the window's first point
+    lasting: bool = False  # a state that held for a while (not Ready), not a moment (a rollout)
 
     def to_dict(self) -> dict[str, Any]:
         return {**vars(self), "nodes": list(self.nodes)}
@@ -86,7 +87,7 @@ def lasting(w: Window, kind: str, subject: str, what: str, on: np.ndarray,
     for a, b in runs(on):
         until = float(w.times[b]) if b is not None else None
         out.append(ClusterChange(float(w.times[a]), kind, subject, what, nodes, workload, until,
-                                 a == 0))  # fmt: skip
+                                 a == 0, lasting=True))  # fmt: skip
     return out
 
 

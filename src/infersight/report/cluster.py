@@ -47,7 +47,7 @@ def _when(c: ClusterChange, onset: float | None) -> str:
 
 
 def _lasted(c: ClusterChange) -> str:
-    if c.kind in ("rollout", "image", "restart") or (c.kind == "scaling" and "→" in c.what):
+    if not c.lasting:
         return ""
     return f"until {format_clock(c.until)}" if c.until is not None else "to the window's end"
 
