@@ -76,6 +76,16 @@ def test_noise_band_is_the_spread_of_repeats_with_a_floor() -> None:
         noise_band([_run(0.30)])
 
 
+def test_the_runs_that_measured_the_band_are_inside_it() -> None:
+    # the fastest and the slowest run span the band exactly: each way round they are the same,
+    # whatever the rounding of max/min - 1 (1.848 s against 1.383 s once read "stronger")
+    for hi, lo in [(1.8477167821586034, 1.382996239076326), (0.41, 0.29), (2.0, 1.7)]:
+        runs = [_run(hi), _run(lo)]
+        band = noise_band(runs)
+        assert compare(runs[0], runs[1], band).verdict == "same"
+        assert compare(runs[1], runs[0], band).verdict == "same"
+
+
 def test_bad_run_files_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(RunFileError, match="cannot be read"):
         load_run(tmp_path / "absent.json")

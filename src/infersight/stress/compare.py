@@ -19,6 +19,9 @@ from infersight.stress.runner import SCHEMA
 DEFAULT_BAND = 0.35  # used only when no repeated runs measured the noise (said in the verdict)
 BAND_FLOOR = 0.10
 ERROR_MARGIN = 0.01  # one request in a hundred more failing is weaker whatever the band
+# Two runs that span the measured band exactly are inside it: without a margin, float rounding
+# of max/min - 1 against (b - a) / a called one run in five of such a pair "stronger".
+BAND_EDGE = 1e-9
 
 
 class RunFileError(Exception):
@@ -94,11 +97,11 @@ def compare(a: dict[str, Any], b: dict[str, Any], band: float | None = None) -> 
     worse: list[str] = []
     better: list[str] = []
     p99c, thc = total["p99_change"], total["throughput_change"]
-    if p99c is not None and p99c > band:
+    if p99c is not None and p99c > band + BAND_EDGE:
         worse.append(f"P99 {p99c:+.0%} (band ±{band:.0%})")
-    if p99c is not None and p99c < -band / (1 + band):
+    if p99c is not None and p99c < -band / (1 + band) - BAND_EDGE:
         better.append(f"P99 {p99c:+.0%} (band ±{band:.0%})")
-    if thc is not None and thc < -band / (1 + band):
+    if thc is not None and thc < -band / (1 + band) - BAND_EDGE:
         worse.append(f"throughput {thc:+.0%}")
     de = total["error_ratio_b"] - total["error_ratio_a"]
     if de > ERROR_MARGIN:
