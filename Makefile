@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-engine lint typecheck unit system-deps bench clean
+.PHONY: demo test test-engine test-image lint typecheck unit system-deps bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,18 +32,26 @@ typecheck: $(STAMP)
 # Measured on 2 busy cores, bytecode not cached: 1207 tests in 153 s wall (93 s CPU) before the CLI,
 # browser and storm tests were marked `slow`; 1172 tests in 32-37 s wall (22-27 s CPU) after.
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not server and not sim and not slow and not packaging and not engine"
+	$(BIN)/pytest -q -m "not server and not sim and not slow and not packaging and not engine and not image"
 
 # Two workers, a test file each (module fixtures such as a Prometheus server start once per
 # file): most of the suite waits on real servers, so two workers halve its wall time on 2 cores
 # (2026-12-07: one at a time, 21.3 min in CI; two workers, 12.4 min on a 2-core machine here).
 test: $(STAMP) system-deps lint typecheck
-	$(BIN)/pytest -q -n 2 --dist loadfile -m "not engine"
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not engine and not image"
 
 # The live lab's real engine (docs/lab.md): made once by `infersight lab engine setup`
 # (2.5 GB, about 2 minutes); each test module starts real vLLM processes.
 test-engine: $(STAMP) system-deps
 	INFERSIGHT_REQUIRE_ENGINE=1 $(BIN)/pytest -q -m engine
+
+# The container image (deploy/Containerfile) built with podman and run as the Kubernetes
+# manifests' pod (docs/deploy.md): a Debian base made once with debootstrap (about 2 minutes),
+# then the image (about 1 minute).
+test-image: $(STAMP) system-deps
+	@command -v podman >/dev/null && command -v debootstrap >/dev/null || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q podman debootstrap; }
+	INFERSIGHT_REQUIRE_IMAGE=1 $(BIN)/pytest -q -m image
 
 bench: $(STAMP) system-deps
 	$(BIN)/python -m bench
