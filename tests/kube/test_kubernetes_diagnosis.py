@@ -19,6 +19,7 @@ from infersight.lab.evaluate.scenario_windows import alert_time, healthy_times, 
 from infersight.lab.sim.outputs import write_sim_bundle
 from infersight.lab.sim.run import simulate
 from infersight.report.firstscreen import first_screen
+from infersight.report.view import build_view
 from infersight.sources.local import pods_of
 
 runner = CliRunner()
@@ -72,3 +73,28 @@ def test_an_oom_killed_replica_is_named_with_its_reason() -> None:
     root = first_screen(d).roots[0]
     assert "Deployment/vllm" in root.pods
     assert any("OOMKilled" in line for line in root.cluster)
+
+
+def test_pods_out_of_the_endpoints_are_named_with_their_readiness() -> None:
+    """seed §2.3 on Kubernetes: the replicas taken out of rotation are pods whose readiness
+    failed; the finding names the removal, and the not-Ready pods are what changed there."""
+    res = simulate("lb_instance_removed", hours=26, instances=6, seed=0, step=60.0)
+    raw = res.raw("kubernetes")
+    at = alert_time(res)
+    dx = diagnose(windows_at(res, "kubernetes", at, raw))
+    assert dx.root_causes[0].hypothesis == "lb_instance_removed", dx.root_causes
+    h = dx.hypothesis("lb_instance_removed")
+    assert h is not None
+    removed = set(res.truth.instances)
+    assert removed <= set(h.instances)
+    pods = pods_of(raw, at - 3600, at)
+    changes = from_store(raw, at - 3600, at, 60.0, pods)
+    not_ready = [c for c in changes if c.kind == "not_ready"]
+    assert {node for c in not_ready for node in c.nodes} == removed
+    d = replace(dx, cluster_changes=tuple(changes), pods=pods.to_dict())
+    root = first_screen(d).roots[0]
+    assert any("not Ready" in line for line in root.cluster), root.cluster
+    # the scope in pods (seed §2.3): the workload, on how many of its nodes
+    scope = {i.label: i.value for i in build_view(d).scope}
+    bad = len(d.scope["anomalous_instances"])
+    assert scope["Pods"] == f"Deployment/vllm on {bad} of its 6 node(s) ({bad} pod(s))"

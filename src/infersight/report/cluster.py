@@ -118,3 +118,24 @@ def pods_on(d: Diagnosis, instances: Iterable[str]) -> str:
         at = ", ".join(sorted(where))
         parts.append(f"{owner} on {at} ({len(names)} pod(s): {shown})")
     return "; ".join(parts)
+
+
+def scope_pods(d: Diagnosis, anomalous: Iterable[str]) -> str:
+    """The scope in the cluster's words (seed §2.3: one instance or all of them?): for each
+    workload with pods on the anomalous nodes, on how many of its nodes, e.g.
+    `Deployment/vllm on 4 of its 6 nodes (5 pods)`; "" off Kubernetes."""
+    bad = set(anomalous)
+    nodes: dict[str, set[str]] = {}
+    pods: dict[str, int] = {}
+    for p in d.pods.values():
+        owner = str(p.get("workload", ""))
+        if not owner or owner.startswith("DaemonSet/"):
+            continue
+        nodes.setdefault(owner, set()).add(str(p.get("node")))
+        pods[owner] = pods.get(owner, 0) + (p.get("node") in bad)
+    parts = [
+        f"{owner} on {len(where & bad)} of its {len(where)} node(s) ({pods[owner]} pod(s))"
+        for owner, where in sorted(nodes.items())
+        if where & bad
+    ]
+    return "; ".join(parts)

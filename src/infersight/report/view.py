@@ -23,7 +23,7 @@ from infersight.diagnose.result import (
     UnexplainedChange,
 )
 from infersight.diagnose.summary import worth_a_look
-from infersight.report.cluster import ChangeLine, change_lines
+from infersight.report.cluster import ChangeLine, change_lines, scope_pods
 from infersight.report.consequences import attribute, earliest_onset
 from infersight.report.figures import tidy
 from infersight.signals import UnknownSignalError, get_signal
@@ -229,6 +229,12 @@ def _scope(scope: Mapping[str, Any]) -> tuple[ScopeItem, ...]:
     return tuple(items)
 
 
+def _scope_in_pods(d: Diagnosis) -> tuple[ScopeItem, ...]:
+    """The anomalous instances as pods of workloads, where the pods are known (Kubernetes)."""
+    text = scope_pods(d, d.scope.get("anomalous_instances") or [])
+    return (ScopeItem("Pods", text),) if text else ()
+
+
 def _scope_signals(scope: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
     rows: list[tuple[str, str, str]] = []
     for s in scope.get("signals") or []:
@@ -382,7 +388,7 @@ def build_view(d: Diagnosis) -> ReportView:
         diagnosis=d,
         headline=_headline(d, roots),
         window=format_window(d.start, d.end),
-        scope=_scope(d.scope),
+        scope=_scope(d.scope) + _scope_in_pods(d),
         scope_signals=_scope_signals(d.scope),
         roots=roots,
         also_confirmed=tuple(h for h in d.by_verdict("confirmed") if h.id not in in_chain),

@@ -10,8 +10,9 @@ series are what the Prometheus Operator and kube-state-metrics (v2) give for suc
   pod mapping: `pod`, `namespace`, `container`); node_exporter's `instance` is relabelled to
   the node's name, as kube-prometheus does;
 * kube-state-metrics describes every pod (`kube_pod_info` with its node, IP and controller),
-  its readiness, restarts and last termination reason, its image, the Deployment's replicas
-  and generation, and the nodes' conditions.
+  its readiness (not Ready while it loads, and while the balancer has it out of rotation: on
+  Kubernetes that is a readiness probe failing), restarts and last termination reason, its
+  image, the Deployment's replicas and generation, and the nodes' conditions.
 
 A restart the model crashed into is a container restart in the same pod; a planned one (a
 rolling deploy) replaces the pod: a new ReplicaSet, name, IP and image, and the Deployment's
@@ -78,6 +79,8 @@ class _Epochs:
         self.crash: npt.NDArray[np.bool_] = (res.trace.inst["crash"] > 0) & ~deployed
         self.memkill: npt.NDArray[np.bool_] = res.trace.inst["memkill"] > 0
         self.alive: npt.NDArray[np.bool_] = res.trace.inst["alive"] > 0
+        #: Ready: serving, and not taken out of the endpoints (a readiness probe failing)
+        self.ready: npt.NDArray[np.bool_] = self.alive & (res.trace.inst["in_rotation"] > 0)
         self.t0: float = float(res.times[0])  # a window of a run starts later than its t0
         self.step: float = float(res.step)
         self.times: FloatArray = res.times
@@ -200,7 +203,7 @@ def _state(store: RawStore, res: SimResult, ep: _Epochs, vector_db: str) -> None
             for k, a in enumerate(ends):
                 b = ends[k + 1] if k + 1 < ends.size else ts.size
                 killed[a + 1 : b + 1] = float(ep.memkill[a, j])
-            _pod(store, ts[at], pod, ep.alive[at, j] * 1.0, restarts, new=r > 0,
+            _pod(store, ts[at], pod, ep.ready[at, j] * 1.0, restarts, new=r > 0,
                  killed=killed[at])  # fmt: skip
         dcgm = _Pod(node, f"dcgm-exporter-{_suffix('dcgm' + node, 5)}", "monitoring",
                     f"10.42.{j}.5", "DaemonSet", "dcgm-exporter", "dcgm-exporter:4.5.3",
@@ -226,7 +229,7 @@ def _state(store: RawStore, res: SimResult, ep: _Epochs, vector_db: str) -> None
 
 def _deployment(store: RawStore, ts: FloatArray, ep: _Epochs) -> None:
     m = float(ep.m)
-    available = ep.alive.sum(axis=1).astype(np.float64)
+    available = ep.ready.sum(axis=1).astype(np.float64)
     newest = ep.rev == ep.rev.max(axis=1, keepdims=True)
     updated: FloatArray = newest.sum(axis=1).astype(np.float64)
     d = {"namespace": NAMESPACE, "deployment": DEPLOYMENT}

@@ -241,6 +241,9 @@ def run_model(
             deployed=(up & drv.restart[t]).astype(np.float64),
             restarts=restarts.copy(),
             up=up.astype(np.float64),
+            # the balancer's share for it (0: taken out of rotation while its process runs; on
+            # Kubernetes a readiness probe that fails takes the pod out of the endpoints)
+            in_rotation=(drv.lb_weight[t] > 0).astype(np.float64),
             # the scrape at the step's end: a process that stops by itself (a failed allocation
             # is a CUDA OOM exception, a deploy is SIGTERM) fails its requests, counts them and
             # answers that scrape before it exits; a fatal Xid kills it outright
