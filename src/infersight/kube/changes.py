@@ -61,8 +61,7 @@ class Window:
         return (p.node,) if p is not None else ()
 
     def workload_of(self, pod: str) -> str:
-        p = self.pods.pods.get(pod)
-        return p.workload if p is not None else ""
+        return self.pods.owners.get(pod, "")
 
 
 def rises(row: FloatArray) -> Iterator[tuple[int, float, float]]:

@@ -77,24 +77,29 @@ class PodMap:
 
     pods: dict[str, Pod] = field(default_factory=dict)
     by_ip: dict[str, str] = field(default_factory=dict)  # pod IP → node
+    #: every pod's workload by name, a pod no node has taken (Pending) too
+    owners: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_labels(cls, label_sets: Iterable[Mapping[str, str]]) -> PodMap:
         pods: dict[str, Pod] = {}
         nodes_of_name: dict[str, set[str]] = {}
         nodes_of_ip: dict[str, set[str]] = {}
+        owners: dict[str, str] = {}
         for lb in label_sets:
             name, node = _pod_label(lb), lb.get("exported_node") or lb.get("node", "")
+            kind = lb.get("created_by_kind", "")
+            if name:
+                owners[name] = workload_of(kind, lb.get("created_by_name", ""))
             if not name or not node:
                 continue  # a pod not yet scheduled runs nowhere
-            kind = lb.get("created_by_kind", "")
             pods[name] = Pod(
                 lb.get("exported_namespace") or lb.get("namespace", ""), name, node,
                 lb.get("pod_ip", ""), workload_of(kind, lb.get("created_by_name", "")),
                 lb.get("host_network", "") == "true",
             )  # fmt: skip
             nodes_of_name.setdefault(name, set()).add(node)
-        out = cls()
+        out = cls(owners=owners)
         out.pods = {n: p for n, p in sorted(pods.items()) if len(nodes_of_name[n]) == 1}
         for p in out.pods.values():
             if p.ip and not p.host_network:  # a host-network pod's IP is its node's

@@ -72,23 +72,36 @@ def change_lines(d: Diagnosis) -> tuple[ChangeLine, ...]:
     )
 
 
+def _order(cs: list[ClusterChange], h: HypothesisResult) -> tuple[bool, bool, float]:
+    """On the root's own nodes first; then what began in the window, nearest its onset."""
+    mine = any(set(c.nodes) & set(h.instances) for c in cs)
+    onset = earliest_onset(h) or 0.0
+    return (not mine, cs[0].before_window, min(abs(c.at - onset) for c in cs))
+
+
 def at_root(d: Diagnosis, h: HypothesisResult | None) -> tuple[str, ...]:
     """The changes quoted under a root, one line per kind of change of one workload: the pods of
     a rollout that were not Ready are one line, with how many and from when."""
     if h is None:
         return ()
     onset = earliest_onset(h)
-    groups: dict[tuple[str, str, str], list[ClusterChange]] = {}
+    groups: dict[tuple[str, str, str, bool], list[ClusterChange]] = {}
     for c in d.cluster_changes:
         if near(c, h):
-            key = (c.kind, c.workload or c.subject, c.what if c.kind != "restart" else "")
-            groups.setdefault(key, []).append(c)
+            what = c.what if c.kind != "restart" else ""
+            groups.setdefault((c.kind, c.workload or c.subject, what, c.before_window), []).append(
+                c
+            )
     out = []
-    for (_, owner, _), cs in groups.items():
+    # what happened on the root's own nodes first, then the fleet's; what began in the window
+    # before what was already so
+    for (_, owner, _, _), cs in sorted(groups.items(), key=lambda g: _order(g[1], h)):
         first = min(cs, key=lambda c: c.at)
         when = _when(first, onset)
         if len(cs) == 1:
             out.append(f"{first.subject}: {first.what}, {when}")
+        elif len({c.subject for c in cs}) == 1:  # one object, the same change again
+            out.append(f"{first.subject}: {first.what} ({len(cs)} times), {when}")
         else:
             kind = first.subject.split(" ", 1)[0]
             since = when.removeprefix("at ")

@@ -211,7 +211,7 @@ def _symptom(d: Diagnosis, v: ReportView) -> str:
     of the requests, continuous" (`symptom.felt`: the user-facing signal that moved most, a
     gateway's first; then the parts of the scope that are known)."""
     scope = [
-        i.value.lower()
+        i.value if i.label == "Pods" else i.value.lower()  # workloads keep their names' case
         for i in v.scope
         if i.label != "Anomalous instances" and i.value.lower() != "unknown"
     ]

@@ -12,7 +12,9 @@ series are what the Prometheus Operator and kube-state-metrics (v2) give for suc
 * kube-state-metrics describes every pod (`kube_pod_info` with its node, IP and controller),
   its readiness (not Ready while it loads, and while the balancer has it out of rotation: on
   Kubernetes that is a readiness probe failing), restarts and last termination reason, its
-  image, the Deployment's replicas and generation, and the nodes' conditions.
+  image, the Deployment's replicas and generation, the nodes' conditions, and the engines'
+  HorizontalPodAutoscaler with the pods it adds that no GPU node can take
+  (`kubernetes_hpa.py`).
 
 A restart the model crashed into is a container restart in the same pod; a planned one (a
 rolling deploy) replaces the pod: a new ReplicaSet, name, IP and image, and the Deployment's
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from infersight.lab.sim import kubernetes_hpa
 from infersight.lab.sim.canonical import CACHE, VECTOR_DB
 from infersight.lab.sim.drivers import FloatArray
 from infersight.lab.sim.run import SimResult
@@ -220,22 +223,60 @@ def _state(store: RawStore, res: SimResult, ep: _Epochs, vector_db: str) -> None
     store.add_many(
         "up", labels_of({"job": KSM_JOB, "instance": KSM_INSTANCE}), ts, np.ones(ts.size)
     )
-    _deployment(store, ts, ep)
+    desired, limited = kubernetes_hpa.desired_replicas(res, ep.m)
+    _deployment(store, ts, ep, desired)
+    _autoscaler(store, ts, ep.m, desired, limited)
+    _pending(store, ts, ep, desired)
     for node in [f"node-{j}" for j in range(ep.m)] + [CACHE, VECTOR_DB, KSM_NODE]:
         for status, v in (("true", 1.0), ("false", 0.0), ("unknown", 0.0)):
             _put(store, ts, "kube_node_status_condition", np.full(ts.size, v), node=node,
                  condition="Ready", status=status)  # fmt: skip
 
 
-def _deployment(store: RawStore, ts: FloatArray, ep: _Epochs) -> None:
-    m = float(ep.m)
+def _deployment(store: RawStore, ts: FloatArray, ep: _Epochs, desired: FloatArray) -> None:
+    """The Deployment, its replicas set by the autoscaler: what it adds past the fleet's GPU
+    nodes is unavailable (Pending)."""
     available = ep.ready.sum(axis=1).astype(np.float64)
     newest = ep.rev == ep.rev.max(axis=1, keepdims=True)
     updated: FloatArray = newest.sum(axis=1).astype(np.float64)
     d = {"namespace": NAMESPACE, "deployment": DEPLOYMENT}
-    _put(store, ts, "kube_deployment_spec_replicas", np.full(ts.size, m), **d)
+    _put(store, ts, "kube_deployment_spec_replicas", desired, **d)
     _put(store, ts, "kube_deployment_status_replicas_available", available, **d)
-    _put(store, ts, "kube_deployment_status_replicas_unavailable", m - available, **d)
+    _put(store, ts, "kube_deployment_status_replicas_unavailable", desired - available, **d)
     _put(store, ts, "kube_deployment_status_replicas_updated", updated, **d)
     _put(store, ts, "kube_deployment_metadata_generation", ep.generation, **d)
     _put(store, ts, "kube_deployment_status_observed_generation", ep.generation, **d)
+
+
+def _autoscaler(store: RawStore, ts: FloatArray, m: int, desired: FloatArray,
+                limited: FloatArray) -> None:  # fmt: skip
+    h = {"namespace": NAMESPACE, "horizontalpodautoscaler": DEPLOYMENT}
+    _put(store, ts, "kube_horizontalpodautoscaler_spec_min_replicas", np.full(ts.size, m), **h)
+    top = np.full(ts.size, float(m + kubernetes_hpa.EXTRA))
+    _put(store, ts, "kube_horizontalpodautoscaler_spec_max_replicas", top, **h)
+    _put(store, ts, "kube_horizontalpodautoscaler_status_desired_replicas", desired, **h)
+    _put(store, ts, "kube_horizontalpodautoscaler_status_current_replicas", desired, **h)
+    for status, v in (("true", limited), ("false", 1.0 - limited)):
+        _put(store, ts, "kube_horizontalpodautoscaler_status_condition", v, **h,
+             condition="ScalingLimited", status=status)  # fmt: skip
+
+
+def _pending(store: RawStore, ts: FloatArray, ep: _Epochs, desired: FloatArray) -> None:
+    """The replicas the autoscaler adds past the fleet: created, never scheduled (every GPU node
+    holds its one engine), each run of steps a pod of its own until it is scaled away."""
+    newest = ep.rev.max(axis=1)
+    for k in range(ep.m, ep.m + kubernetes_hpa.EXTRA):
+        exists = desired > k
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], exists.astype(np.int8), [0]])))
+        for a, b in zip(edges[::2], edges[1::2], strict=True):
+            r = int(newest[a])
+            name = f"{DEPLOYMENT}-{template_hash(r)}-{_suffix(f'{k}/{r}/{a}', 5)}"
+            pl = {"namespace": NAMESPACE, "pod": name}
+            at, one = ts[a:b], np.ones(b - a)
+            _put(store, at, "kube_pod_info", one, **pl, node="", pod_ip="", host_ip="",
+                 created_by_kind="ReplicaSet", created_by_name=f"{DEPLOYMENT}-{template_hash(r)}",
+                 host_network="false")  # fmt: skip
+            _put(store, at, "kube_pod_status_phase", one, **pl, phase="Pending")
+            _put(store, at, "kube_pod_status_unschedulable", one, **pl)
+            _put(store, at, "kube_pod_status_ready", one, **pl, condition="false")
+            _put(store, at, "kube_pod_status_ready", 0 * one, **pl, condition="true")
