@@ -16,7 +16,7 @@ KINDS = tuple(s.name for s in _ALL)
 
 @cache
 def windows(scenario: str, seed: int) -> dict[str, MetricFrame]:
-    res = simulate(scenario, hours=26, instances=6, seed=seed, step=60.0)
+    res = simulate(scenario, hours=26, instances=4, seed=seed, step=60.0)
     return windows_at(res, "native", alert_time(res))
 
 
