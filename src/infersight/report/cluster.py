@@ -89,9 +89,8 @@ def at_root(d: Diagnosis, h: HypothesisResult | None) -> tuple[str, ...]:
     for c in d.cluster_changes:
         if near(c, h):
             what = c.what if c.kind != "restart" else ""
-            groups.setdefault((c.kind, c.workload or c.subject, what, c.before_window), []).append(
-                c
-            )
+            key = (c.kind, c.workload or c.subject, what, c.before_window)
+            groups.setdefault(key, []).append(c)
     out = []
     # what happened on the root's own nodes first, then the fleet's; what began in the window
     # before what was already so
