@@ -59,27 +59,36 @@ _ENDPOINT = _obj(
     }
 )
 
-SERVICE_MONITOR = _obj(
-    {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "ServiceMonitor"},
-        "metadata": _METADATA,
-        "spec": _obj(
-            {
-                "jobLabel": _STR,
-                "targetLabels": _STRS,
-                "podTargetLabels": _STRS,
-                "endpoints": {"type": "array", "items": _ENDPOINT},
-                "selector": _LABEL_SELECTOR,
-                "namespaceSelector": _obj({"any": _BOOL, "matchNames": _STRS}),
-                **{k: {"type": "integer"} for k in ("sampleLimit", "targetLimit", "labelLimit")},
-                "attachMetadata": _OPEN,
-                "scrapeClass": _STR,
-            },
-            ("selector",),
-        ),
-    },
-    ("apiVersion", "kind", "metadata", "spec"),
+
+def _resource(api_version: str, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return _obj(
+        {
+            "apiVersion": {"const": api_version},
+            "kind": {"const": kind},
+            "metadata": _METADATA,
+            "spec": spec,
+        },
+        ("apiVersion", "kind", "metadata", "spec"),
+    )
+
+
+SERVICE_MONITOR = _resource(
+    "monitoring.coreos.com/v1",
+    "ServiceMonitor",
+    _obj(
+        {
+            "jobLabel": _STR,
+            "targetLabels": _STRS,
+            "podTargetLabels": _STRS,
+            "endpoints": {"type": "array", "items": _ENDPOINT},
+            "selector": _LABEL_SELECTOR,
+            "namespaceSelector": _obj({"any": _BOOL, "matchNames": _STRS}),
+            **{k: {"type": "integer"} for k in ("sampleLimit", "targetLimit", "labelLimit")},
+            "attachMetadata": _OPEN,
+            "scrapeClass": _STR,
+        },
+        ("selector",),
+    ),
 )
 
 _HTTP_CONFIG = _obj(
@@ -126,21 +135,17 @@ _RECEIVER = _obj(
     ("name",),
 )
 
-ALERTMANAGER_CONFIG = _obj(
-    {
-        "apiVersion": {"const": "monitoring.coreos.com/v1alpha1"},
-        "kind": {"const": "AlertmanagerConfig"},
-        "metadata": _METADATA,
-        "spec": _obj(
-            {
-                "route": _ROUTE,
-                "receivers": {"type": "array", "items": _RECEIVER},
-                "inhibitRules": {"type": "array"},
-                "muteTimeIntervals": {"type": "array"},
-            }
-        ),
-    },
-    ("apiVersion", "kind", "metadata", "spec"),
+ALERTMANAGER_CONFIG = _resource(
+    "monitoring.coreos.com/v1alpha1",
+    "AlertmanagerConfig",
+    _obj(
+        {
+            "route": _ROUTE,
+            "receivers": {"type": "array", "items": _RECEIVER},
+            "inhibitRules": {"type": "array"},
+            "muteTimeIntervals": {"type": "array"},
+        }
+    ),
 )
 
 SCHEMAS = {"ServiceMonitor": SERVICE_MONITOR, "AlertmanagerConfig": ALERTMANAGER_CONFIG}
