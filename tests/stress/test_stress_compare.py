@@ -69,6 +69,17 @@ def test_verdicts_against_the_band() -> None:
     assert not unmeasured.band_measured and "not measured" in unmeasured.reasons[-1]
 
 
+def test_a_median_past_the_band_is_weaker_when_the_tail_hides_it() -> None:
+    # every request waits 250 ms more (a longer batching window): the median triples, the
+    # tail of a loaded machine moves by less than its band
+    base = _run(0.60)
+    slow = _run(0.75)
+    slow["total"]["p50_s"] = base["total"]["p50_s"] + 0.25
+    result = compare(base, slow, band=0.43)
+    assert result.verdict == "weaker" and result.reasons == ["P50 +125% (band ±43%)"]
+    assert compare(slow, base, band=0.43).verdict == "stronger"
+
+
 def test_noise_band_is_the_spread_of_repeats_with_a_floor() -> None:
     assert noise_band([_run(0.30), _run(0.39)]) == pytest.approx(0.30)
     assert noise_band([_run(0.30), _run(0.30)]) == pytest.approx(0.10)

@@ -97,10 +97,15 @@ def compare(a: dict[str, Any], b: dict[str, Any], band: float | None = None) -> 
     worse: list[str] = []
     better: list[str] = []
     p99c, thc = total["p99_change"], total["throughput_change"]
-    if p99c is not None and p99c > band + BAND_EDGE:
-        worse.append(f"P99 {p99c:+.0%} (band ±{band:.0%})")
-    if p99c is not None and p99c < -band / (1 + band) - BAND_EDGE:
-        better.append(f"P99 {p99c:+.0%} (band ±{band:.0%})")
+    # the median too, against the P99's band: the median is the steadier of the two, so a
+    # move past the tail's noise is past its own; a fixed delay on every request (a longer
+    # batching window) moves it plainly when the tail of a loaded machine hides it
+    p50c = _rel(total.get("p50_s_a"), total.get("p50_s_b"))
+    for name, change in (("P99", p99c), ("P50", p50c)):
+        if change is not None and change > band + BAND_EDGE:
+            worse.append(f"{name} {change:+.0%} (band ±{band:.0%})")
+        if change is not None and change < -band / (1 + band) - BAND_EDGE:
+            better.append(f"{name} {change:+.0%} (band ±{band:.0%})")
     if thc is not None and thc < -band / (1 + band) - BAND_EDGE:
         worse.append(f"throughput {thc:+.0%}")
     de = total["error_ratio_b"] - total["error_ratio_a"]
