@@ -43,18 +43,17 @@ def test_a_trickled_body_is_cut_off_with_408(tmp_path: Path) -> None:
                 + f"Content-Length: {len(body)}\r\n\r\n".encode()
             )
             # one byte at a time, steadily: a whole-body deadline cuts it off however steady
-            # (the body would take over a minute); stop sending once the server has answered
+            # (the body would take over a minute); stop sending once the server has answered.
+            # Look before each byte, not after: a byte sent after the server closed is answered
+            # with a reset, which throws away the 408 still unread in this socket
             sock.setblocking(False)
-            answered = False
             for byte in body[:300]:
+                with contextlib.suppress(BlockingIOError):
+                    if sock.recv(1, socket.MSG_PEEK):
+                        break
                 try:
                     sock.send(bytes([byte]))
                 except OSError:  # closed by the server
-                    answered = True
-                    break
-                with contextlib.suppress(BlockingIOError):
-                    answered = bool(sock.recv(1, socket.MSG_PEEK))
-                if answered:
                     break
                 time.sleep(0.2)
             sock.setblocking(True)
