@@ -35,8 +35,8 @@ unit: $(STAMP)
 	$(BIN)/pytest -q -m "not server and not sim and not slow and not packaging and not engine and not image"
 
 # Two workers, a test file each (module fixtures such as a Prometheus server start once per
-# file): most of the suite waits on real servers, so two workers halve its wall time on 2 cores
-# (2026-12-07: one at a time, 21.3 min in CI; two workers, 12.4 min on a 2-core machine here).
+# file). The suite is now CPU-bound, so a third worker gains little: 2026-12-08 on a 2-core
+# machine, two workers 26.8 min wall on 2,760 CPU-seconds, three 22.7 min on 2,327.
 test: $(STAMP) system-deps lint typecheck
 	$(BIN)/pytest -q -n 2 --dist loadfile -m "not engine and not image"
 
